@@ -1,0 +1,258 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { mkdir } from 'node:fs/promises'
+import { getActiveTest } from '@japa/runner'
+import { IgnitorFactory } from '@adonisjs/core/factories'
+import { LoggerFactory } from '@adonisjs/core/factories/logger'
+import { Emitter } from '@adonisjs/core/events'
+import { AppFactory } from '@adonisjs/core/factories/app'
+import type { ApplicationService } from '@adonisjs/core/types'
+import type { Router } from '@adonisjs/core/http'
+import { Database } from '@adonisjs/lucid/database'
+import type { DatabaseConfig, ConnectionConfig } from '@adonisjs/lucid/types/database'
+import { Redis } from 'ioredis'
+
+export type Dialect = 'sqlite' | 'pg' | 'mysql'
+
+/**
+ * The database the suite runs against, from `DB=sqlite|pg|mysql` (SQLite by default).
+ */
+export function dialect(): Dialect {
+  const value = process.env.DB ?? 'sqlite'
+  if (value !== 'sqlite' && value !== 'pg' && value !== 'mysql') {
+    throw new Error(`Unknown DB="${value}". Use DB=sqlite, DB=pg or DB=mysql`)
+  }
+  return value
+}
+
+export const SERVICES = {
+  pg: {
+    host: process.env.PG_HOST ?? '127.0.0.1',
+    port: Number(process.env.PG_PORT ?? 5432),
+    user: process.env.PG_USER ?? 'postgres',
+    password: process.env.PG_PASSWORD ?? '',
+    database: process.env.PG_DATABASE ?? 'test',
+  },
+  mysql: {
+    host: process.env.MYSQL_HOST ?? '127.0.0.1',
+    port: Number(process.env.MYSQL_PORT ?? 3306),
+    user: process.env.MYSQL_USER ?? 'root',
+    password: process.env.MYSQL_PASSWORD ?? '',
+    database: process.env.MYSQL_DATABASE ?? 'test',
+  },
+  redis: {
+    host: process.env.REDIS_HOST ?? '127.0.0.1',
+    port: Number(process.env.REDIS_PORT ?? 6379),
+  },
+}
+
+const TMP_ROOT = fileURLToPath(new URL('../tmp/', import.meta.url))
+
+/**
+ * Lucid connection config for a dialect; SQLite writes to a file under `directory`.
+ */
+export function connectionConfig(
+  which: Dialect = dialect(),
+  directory: string = TMP_ROOT
+): ConnectionConfig {
+  switch (which) {
+    case 'sqlite':
+      return {
+        client: 'better-sqlite3',
+        connection: { filename: join(directory, 'db.sqlite3') },
+        useNullAsDefault: true,
+      }
+    case 'pg':
+      return { client: 'pg', connection: { ...SERVICES.pg } }
+    case 'mysql':
+      return { client: 'mysql2', connection: { ...SERVICES.mysql, dateStrings: false } }
+  }
+}
+
+/**
+ * The `database` config a test app boots with: one connection named after the dialect.
+ */
+export function databaseConfig(directory?: string): DatabaseConfig {
+  const which = dialect()
+  return { connection: which, connections: { [which]: connectionConfig(which, directory) } }
+}
+
+/**
+ * Fails fast, naming the service and how to start it, when the selected
+ * database or Redis does not answer.
+ */
+export async function assertServicesReachable() {
+  const problems: string[] = []
+  const which = dialect()
+  if (which !== 'sqlite') {
+    const db = new Database(
+      databaseConfig(),
+      new LoggerFactory().create(),
+      new Emitter(new AppFactory().create(new URL('../', import.meta.url)))
+    )
+    try {
+      await db.rawQuery('select 1')
+    } catch (error) {
+      const where = `${SERVICES[which].host}:${SERVICES[which].port}/${SERVICES[which].database}`
+      const name = which === 'pg' ? 'PostgreSQL' : 'MariaDB'
+      problems.push(`${name} is not reachable at ${where} (DB=${which}): ${(error as Error).message}`)
+    } finally {
+      await db.manager.closeAll()
+    }
+  }
+
+  const redis = new Redis({ ...SERVICES.redis, lazyConnect: true, maxRetriesPerRequest: 0 })
+  redis.on('error', () => {})
+  try {
+    await redis.connect()
+    await redis.ping()
+  } catch (error) {
+    problems.push(
+      `Redis is not reachable at ${SERVICES.redis.host}:${SERVICES.redis.port}: ${(error as Error).message}`
+    )
+  } finally {
+    redis.disconnect()
+  }
+
+  if (problems.length) {
+    throw new Error(
+      `Atrium's tests need these services:\n  - ${problems.join('\n  - ')}\n` +
+        'Start them as .ci/run does (see README, "Running the tests").'
+    )
+  }
+}
+
+function activeTest(helper: string) {
+  const test = getActiveTest()
+  if (!test) {
+    throw new Error(`"${helper}" can only be used inside a Japa test`)
+  }
+  return test
+}
+
+/**
+ * A Lucid `Database` on the selected dialect, closed when the test ends.
+ */
+export async function createDatabase() {
+  const test = activeTest('createDatabase')
+  const directory = test.context!.fs.basePath
+  await mkdir(directory, { recursive: true })
+  const app = new AppFactory().create(test.context!.fs.baseUrl)
+  const db = new Database(
+    databaseConfig(directory),
+    new LoggerFactory().create(),
+    new Emitter(app)
+  )
+  test.cleanup(() => db.manager.closeAll())
+  return db
+}
+
+/**
+ * A Redis client on the local server; keys under `prefix` are deleted when the test ends.
+ */
+export function createRedis(prefix?: string) {
+  const test = activeTest('createRedis')
+  const redis = new Redis({ ...SERVICES.redis, maxRetriesPerRequest: 1 })
+  test.cleanup(async () => {
+    if (prefix) {
+      const keys = await redis.keys(`${prefix}*`)
+      if (keys.length) {
+        await redis.del(...keys)
+      }
+    }
+    redis.disconnect()
+  })
+  return redis
+}
+
+export interface SetupAppOptions {
+  /** Provider imports added after Adonis' core providers */
+  providers?: (() => Promise<any>)[]
+  /** Config merged over the core config, keyed by file name (`pagination`, `payments`, ...) */
+  config?: Record<string, unknown>
+  /** Boots Lucid on the selected dialect with the `database` config */
+  database?: boolean
+  /** Routes registered before the router is committed */
+  routes?: (router: Router) => void | Promise<void>
+  /** Skips the HTTP server, for apps that only need the container */
+  http?: boolean
+}
+
+export interface TestApp {
+  app: ApplicationService
+  /** `http://127.0.0.1:<port>` when the HTTP server runs */
+  url: string
+  /** The Node.js server the Adonis server answers on */
+  server?: Server
+  close(): Promise<void>
+}
+
+/**
+ * Boots a real Adonis app, as `bin/server.ts` would: providers registered and
+ * booted, routes committed, then (unless `http: false`) a Node.js HTTP server
+ * listening on 127.0.0.1 on a free port before the `ready` hooks run. The app
+ * terminates when the test ends.
+ */
+export async function setupApp(options: SetupAppOptions = {}): Promise<TestApp> {
+  const test = activeTest('setupApp')
+  const appRoot = test.context!.fs.baseUrl
+  await mkdir(test.context!.fs.basePath, { recursive: true })
+
+  const providers = [...(options.providers ?? [])]
+  const config: Record<string, unknown> = { ...options.config }
+  if (options.database) {
+    providers.unshift(() => import('@adonisjs/lucid/database_provider'))
+    config.database = databaseConfig(test.context!.fs.basePath)
+  }
+
+  const ignitor = new IgnitorFactory()
+    .withCoreProviders()
+    .withCoreConfig()
+    .merge({ rcFileContents: { providers }, config })
+    .create(appRoot, {
+      importer: (filePath) => {
+        if (filePath.startsWith('./') || filePath.startsWith('../')) {
+          return import(new URL(filePath, appRoot).href)
+        }
+        return import(filePath)
+      },
+    })
+
+  const app = ignitor.createApp('web')
+  await app.init()
+  await app.boot()
+
+  let nodeServer: Server | undefined
+  let url = ''
+  await app.start(async () => {
+    if (options.routes) {
+      await options.routes(await app.container.make('router'))
+    }
+    if (options.http === false) {
+      return
+    }
+    const server = await app.container.make('server')
+    await server.boot()
+    nodeServer = createServer(server.handle.bind(server))
+    server.setNodeServer(nodeServer)
+    await new Promise<void>((resolve) => nodeServer!.listen(0, '127.0.0.1', resolve))
+    url = `http://127.0.0.1:${(nodeServer.address() as AddressInfo).port}`
+  })
+
+  let closed = false
+  const close = async () => {
+    if (closed) {
+      return
+    }
+    closed = true
+    if (nodeServer) {
+      nodeServer.closeAllConnections()
+      await new Promise<void>((resolve) => nodeServer!.close(() => resolve()))
+    }
+    await app.terminate()
+  }
+  test.cleanup(close)
+  return { app, url, server: nodeServer, close }
+}
