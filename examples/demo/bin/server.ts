@@ -1,0 +1,31 @@
+/**
+ * Starts the demo: runs the migrations, then serves on PORT (3333 by default).
+ */
+import { Ignitor, prettyPrintError } from '@adonisjs/core'
+
+const APP_ROOT = new URL('../', import.meta.url)
+const IMPORTER = (filePath: string) => {
+  if (filePath.startsWith('./') || filePath.startsWith('../')) {
+    return import(new URL(filePath, APP_ROOT).href)
+  }
+  return import(filePath)
+}
+
+new Ignitor(APP_ROOT, { importer: IMPORTER })
+  .tap((app) => {
+    app.booting(async () => {
+      await import('../start/env.ts')
+    })
+    app.booted(async () => {
+      const { migrate } = await import('../start/migrate.ts')
+      await migrate(app)
+    })
+    app.listen('SIGTERM', () => app.terminate())
+    app.listen('SIGINT', () => app.terminate())
+  })
+  .httpServer()
+  .start()
+  .catch((error) => {
+    process.exitCode = 1
+    prettyPrintError(error)
+  })

@@ -1,0 +1,6 @@
+import { defineConfig, drivers } from '@adonisjs/core/hash'
+
+export default defineConfig({
+  default: 'scrypt',
+  list: { scrypt: drivers.scrypt({}) },
+})

@@ -1,0 +1,14 @@
+import type { Router } from '@adonisjs/core/http'
+import { pagination } from './pagination.ts'
+
+/**
+ * One entry per feature page; the home page lists them in this order.
+ */
+export interface DemoFeature {
+  title: string
+  description: string
+  path: string
+  routes(router: Router): void
+}
+
+export const features: DemoFeature[] = [pagination]

@@ -1,0 +1,16 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import { mkdir } from 'node:fs/promises'
+import { MigrationRunner } from '@adonisjs/lucid/migration'
+
+/**
+ * Brings the demo's SQLite file up to date on every start.
+ */
+export async function migrate(app: ApplicationService) {
+  await mkdir(app.tmpPath(), { recursive: true })
+  const db = await app.container.make('lucid.db')
+  const runner = new MigrationRunner(db, app, { direction: 'up' })
+  await runner.run()
+  if (runner.error) {
+    throw runner.error
+  }
+}
