@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 const root = new URL('./', import.meta.url)
-const features = (await readdir(root, { withFileTypes: true }))
+const entries = await readdir(root, { withFileTypes: true })
+const features = entries
   .filter((entry) => entry.isDirectory() && entry.name !== 'lib')
   .map((entry) => entry.name)
   .sort()
@@ -21,7 +22,8 @@ if (!feature || !features.includes(feature)) {
   process.exit(1)
 }
 
-const files = (await readdir(new URL(`${feature}/`, root)))
+const featureFiles = await readdir(new URL(`${feature}/`, root))
+const files = featureFiles
   .filter((file) => file.endsWith('.ts') && (!filter || file.includes(filter)))
   .sort()
 
@@ -29,11 +31,10 @@ let failed = 0
 for (const file of files) {
   const path = fileURLToPath(new URL(`${feature}/${file}`, root))
   console.log(`\n▶ ${feature}/${file}`)
-  const result = spawnSync(
-    process.execPath,
-    ['--import=@poppinss/ts-exec', '--expose-gc', path],
-    { stdio: 'inherit', env: process.env }
-  )
+  const result = spawnSync(process.execPath, ['--import=@poppinss/ts-exec', '--expose-gc', path], {
+    stdio: 'inherit',
+    env: process.env,
+  })
   if (result.status !== 0) {
     failed++
     console.error(`✖ ${feature}/${file} exited with ${result.status ?? result.signal}`)

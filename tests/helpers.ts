@@ -97,7 +97,9 @@ export async function assertServicesReachable() {
     } catch (error) {
       const where = `${SERVICES[which].host}:${SERVICES[which].port}/${SERVICES[which].database}`
       const name = which === 'pg' ? 'PostgreSQL' : 'MariaDB'
-      problems.push(`${name} is not reachable at ${where} (DB=${which}): ${(error as Error).message}`)
+      problems.push(
+        `${name} is not reachable at ${where} (DB=${which}): ${(error as Error).message}`
+      )
     } finally {
       await db.manager.closeAll()
     }
@@ -140,11 +142,7 @@ export async function createDatabase() {
   const directory = test.context!.fs.basePath
   await mkdir(directory, { recursive: true })
   const app = new AppFactory().create(test.context!.fs.baseUrl)
-  const db = new Database(
-    databaseConfig(directory),
-    new LoggerFactory().create(),
-    new Emitter(app)
-  )
+  const db = new Database(databaseConfig(directory), new LoggerFactory().create(), new Emitter(app))
   test.cleanup(() => db.manager.closeAll())
   return db
 }

@@ -1,0 +1,123 @@
+import { test } from '@japa/runner'
+import { IgnitorFactory } from '@adonisjs/core/factories'
+import Configure from '@adonisjs/core/commands/configure'
+
+const PACKAGE_ENTRY = new URL('../../index.ts', import.meta.url).href
+
+/**
+ * Boots a console app in the test's temporary folder with the files
+ * `node ace add` expects to find in a fresh AdonisJS app.
+ */
+async function createAce(fs: {
+  baseUrl: URL
+  create(path: string, contents: string): Promise<void>
+}) {
+  await fs.create('.env', '')
+  await fs.create('tsconfig.json', '{}')
+  await fs.create('adonisrc.ts', `export default defineConfig({})`)
+  await fs.create(
+    'start/env.ts',
+    `import { Env } from '@adonisjs/core/env'\nexport default await Env.create(new URL('../', import.meta.url), {})`
+  )
+
+  const ignitor = new IgnitorFactory()
+    .withCoreProviders()
+    .withCoreConfig()
+    .create(fs.baseUrl, {
+      importer: (filePath) =>
+        import(
+          filePath.startsWith('./') || filePath.startsWith('../')
+            ? new URL(filePath, fs.baseUrl).href
+            : filePath
+        ),
+    })
+  const app = ignitor.createApp('console')
+  await app.init()
+  await app.boot()
+  const ace = await app.container.make('ace')
+  ace.ui.switchMode('raw')
+  return ace
+}
+
+test.group('Configure', (group) => {
+  group.each.timeout(60_000)
+
+  test('--features=pagination publishes its config, provider, commands and env validation', async ({
+    assert,
+    fs,
+  }) => {
+    const ace = await createAce(fs)
+    const command = await ace.create(Configure, [PACKAGE_ENTRY, '--features=pagination'])
+    await command.exec()
+
+    assert.equal(command.exitCode, 0)
+    await assert.fileContains('config/pagination.ts', [
+      `import { defineConfig } from 'adonis-atrium/pagination'`,
+      `cursorSecret: env.get('PAGINATION_CURSOR_SECRET')`,
+    ])
+    await assert.fileContains('adonisrc.ts', [
+      `() => import('adonis-atrium/commands')`,
+      `() => import('adonis-atrium/providers/pagination_provider')`,
+    ])
+    await assert.fileContains(
+      'start/env.ts',
+      'PAGINATION_CURSOR_SECRET: Env.schema.string.optional()'
+    )
+  })
+
+  test('without --features the features are chosen in a prompt', async ({ assert, fs }) => {
+    const ace = await createAce(fs)
+    ace.prompt
+      .trap('Select the Atrium features to configure')
+      .assertFails([] as any, 'Select at least one feature')
+      .chooseOptions([0])
+    const command = await ace.create(Configure, [PACKAGE_ENTRY])
+    await command.exec()
+
+    assert.equal(command.exitCode, 0)
+    await assert.fileExists('config/pagination.ts')
+    await assert.fileContains('adonisrc.ts', 'adonis-atrium/providers/pagination_provider')
+  })
+
+  test('--features=all configures every feature', async ({ assert, fs }) => {
+    const ace = await createAce(fs)
+    const command = await ace.create(Configure, [PACKAGE_ENTRY, '--features=all'])
+    await command.exec()
+
+    assert.equal(command.exitCode, 0)
+    await assert.fileExists('config/pagination.ts')
+  })
+
+  test('an unknown feature is an error with exit code 1 that names it', async ({ assert, fs }) => {
+    const ace = await createAce(fs)
+    const command = await ace.create(Configure, [PACKAGE_ENTRY, '--features=pagination,chat'])
+    await command.exec()
+
+    assert.equal(command.exitCode, 1)
+    const errors = ace.ui.logger.getLogs().map(({ message }) => message)
+    assert.isTrue(
+      errors.some((message) => message.includes('Unknown Atrium feature "chat"')),
+      errors.join('\n')
+    )
+    await assert.fileNotExists('config/pagination.ts')
+    await assert.fileNotContains('adonisrc.ts', 'adonis-atrium')
+  })
+
+  test('running configure twice duplicates nothing', async ({ assert, fs }) => {
+    const ace = await createAce(fs)
+    const first = await ace.create(Configure, [PACKAGE_ENTRY, '--features=pagination'])
+    await first.exec()
+    const published = {
+      rc: await fs.contents('adonisrc.ts'),
+      env: await fs.contents('start/env.ts'),
+      config: await fs.contents('config/pagination.ts'),
+    }
+    const again = await ace.create(Configure, [PACKAGE_ENTRY, '--features=pagination'])
+    await again.exec()
+
+    assert.equal(again.exitCode, 0)
+    assert.equal(await fs.contents('adonisrc.ts'), published.rc)
+    assert.equal(await fs.contents('start/env.ts'), published.env)
+    assert.equal(await fs.contents('config/pagination.ts'), published.config)
+  })
+})
