@@ -303,6 +303,7 @@ export class FilterRunner<Row = any> {
     const query = this.#query(entity)
     this.#applyFilters(query, normalized)
     this.#applySort(query, normalized)
+    options.onQuery?.(query)
     const paginator = await query.paginate(normalized.page, normalized.perPage)
     return {
       items: paginator.all(),
@@ -379,6 +380,7 @@ export class FilterRunner<Row = any> {
       const query = base.clone()
       if (segment) this.#adapter.applyKeysetPagination(query, effective, segment)
       this.#adapter.applyKeysetOrderAndLimit(query, effective, size + 1 - rows.length)
+      options.onQuery?.(query)
       rows = rows.concat(await this.#adapter.getResult(query))
     }
 

@@ -159,6 +159,8 @@ export interface PageOptions {
   trustedPageSize?: boolean
   /** Counts the filtered rows too (an extra query) */
   withTotal?: boolean
+  /** Called with each query builder right before it runs (to log or EXPLAIN its SQL) */
+  onQuery?: (query: any) => void
 }
 
 /**
