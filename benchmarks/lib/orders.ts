@@ -93,9 +93,9 @@ export async function ensureOrders(db: Database, prefix: string, rows: number) {
     table.datetime('shipped_at', { precision: 6 }).nullable()
     table.datetime('created_at', { precision: 6 }).notNullable()
   })
-  await db.table(customers).multiInsert(
-    Array.from({ length: 50 }, (_, index) => ({ name: `Customer ${index + 1}` }))
-  )
+  await db
+    .table(customers)
+    .multiInsert(Array.from({ length: 50 }, (_, index) => ({ name: `Customer ${index + 1}` })))
 
   const columns = 'customer_id, status, amount, shipped_at, created_at'
   const list = selectList(which, which === 'pg' ? '(n::bigint)' : 'n', 50).join(', ')
@@ -104,7 +104,9 @@ export async function ensureOrders(db: Database, prefix: string, rows: number) {
       `INSERT INTO ${orders} (${columns}) SELECT ${list} FROM generate_series(1, ${rows}) AS n`
     )
   } else if (which === 'mysql') {
-    await db.rawQuery(`INSERT INTO ${orders} (${columns}) SELECT ${list} FROM (SELECT seq AS n FROM seq_1_to_${rows}) AS s`)
+    await db.rawQuery(
+      `INSERT INTO ${orders} (${columns}) SELECT ${list} FROM (SELECT seq AS n FROM seq_1_to_${rows}) AS s`
+    )
   } else {
     await db.rawQuery(
       `WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${rows}) INSERT INTO ${orders} (${columns}) SELECT ${list} FROM s`
@@ -142,7 +144,8 @@ export async function explain(db: Database, sql: string, bindings: readonly unkn
   const rows = rowsOf(db, await db.rawQuery(`EXPLAIN ${sql}`, bindings as any[]))
   if (which === 'pg') return rows.map((row: any) => row['QUERY PLAN'] as string)
   return rows.map(
-    (row: any) => `table=${row.table} type=${row.type} key=${row.key} rows=${row.rows} ${row.Extra ?? ''}`
+    (row: any) =>
+      `table=${row.table} type=${row.type} key=${row.key} rows=${row.rows} ${row.Extra ?? ''}`
   )
 }
 

@@ -1,6 +1,12 @@
 import app from '@adonisjs/core/services/app'
 import type { LucidModel } from '@adonisjs/lucid/types/model'
-import { LucidAdapter, bindValue, dialectOf, orderByColumn, type LucidQuery } from './adapters/lucid.ts'
+import {
+  LucidAdapter,
+  bindValue,
+  dialectOf,
+  orderByColumn,
+  type LucidQuery,
+} from './adapters/lucid.ts'
 import { decodeCursor, encodeCursor, keysetFingerprint, KeysetDate } from './cursor.ts'
 import debug from './debug.ts'
 import { defineConfig } from './define_config.ts'

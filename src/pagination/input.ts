@@ -56,7 +56,7 @@ function fail(message: string, parameter: string): never {
 }
 
 function describe(value: unknown) {
-  return typeof value === 'string' ? `"${value}"` : JSON.stringify(value) ?? String(value)
+  return typeof value === 'string' ? `"${value}"` : (JSON.stringify(value) ?? String(value))
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -68,7 +68,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  */
 export function coerce(value: unknown, field: ResolvedField, parameter: string): unknown {
   const bad = (expected: string): never =>
-    fail(`Invalid value for ${parameter}: expected ${expected}, received ${describe(value)}`, parameter)
+    fail(
+      `Invalid value for ${parameter}: expected ${expected}, received ${describe(value)}`,
+      parameter
+    )
   switch (field.type) {
     case undefined:
       if (typeof value === 'string' || typeof value === 'number') return value
@@ -178,7 +181,10 @@ function coerceOperand(
     case 'contains':
     case 'startsWith':
       if (typeof value !== 'string' && typeof value !== 'number') {
-        fail(`Invalid value for ${parameter}: expected a string, received ${describe(value)}`, parameter)
+        fail(
+          `Invalid value for ${parameter}: expected a string, received ${describe(value)}`,
+          parameter
+        )
       }
       return String(value)
     default:
@@ -191,16 +197,21 @@ function coerceOperand(
 
 function positive(value: unknown, parameter: string): number | undefined {
   if (value === undefined || value === null || value === '') return undefined
-  const number = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN
+  const number =
+    typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN
   if (!Number.isInteger(number) || number < 1) {
-    fail(`Invalid value for ${parameter}: expected a positive integer, received ${describe(value)}`, parameter)
+    fail(
+      `Invalid value for ${parameter}: expected a positive integer, received ${describe(value)}`,
+      parameter
+    )
   }
   return number
 }
 
 function optionalString(value: unknown, parameter: string): string | undefined {
   if (value === undefined || value === null || value === '') return undefined
-  if (typeof value !== 'string') fail(`Invalid value for ${parameter}: expected a string`, parameter)
+  if (typeof value !== 'string')
+    fail(`Invalid value for ${parameter}: expected a string`, parameter)
   return value
 }
 
@@ -220,7 +231,8 @@ export function parseInput(
   const search = optionalString(raw.search, 'search')?.trim()
   if (search && rules.searchable.length === 0) fail('Search is not allowed here', 'search')
 
-  const include = raw.include === undefined || raw.include === '' ? [] : list(raw.include, 'include')
+  const include =
+    raw.include === undefined || raw.include === '' ? [] : list(raw.include, 'include')
   for (const relation of include) {
     if (typeof relation !== 'string' || !rules.includable.has(relation)) {
       fail(`Including "${String(relation)}" is not allowed`, 'include')

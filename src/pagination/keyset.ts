@@ -151,7 +151,12 @@ export interface SqlFragment {
 
 type Bind = (value: unknown, column: ResolvedKeysetColumn) => unknown
 
-function strictlyAfter(column: ResolvedKeysetColumn, value: unknown, bind: Bind, nullsApart: boolean) {
+function strictlyAfter(
+  column: ResolvedKeysetColumn,
+  value: unknown,
+  bind: Bind,
+  nullsApart: boolean
+) {
   if (value === null) {
     // Nothing sorts after NULL when descending; everything non-null does when ascending
     return column.direction === 'asc' ? { sql: '?? IS NOT NULL', bindings: [column.column] } : null

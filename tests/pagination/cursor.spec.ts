@@ -52,7 +52,10 @@ test.group('Cursor primitives', () => {
 
   test('extractCursorValues reads models and plain rows', ({ assert }) => {
     const keyset = buildKeyset('-createdAt', 'id')
-    const values = extractCursorValues({ createdAt: DateTime.fromISO('2025-01-01T00:00:00Z'), id: 7 }, keyset)
+    const values = extractCursorValues(
+      { createdAt: DateTime.fromISO('2025-01-01T00:00:00Z'), id: 7 },
+      keyset
+    )
     assert.instanceOf(values[0], KeysetDate)
     assert.equal(values[1], 7)
     assert.deepEqual(extractCursorValues({ status: null, id: 3 }, buildKeyset('status', 'id')), [

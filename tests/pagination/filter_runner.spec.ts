@@ -1,12 +1,7 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
 import { BaseModel } from '@adonisjs/lucid/orm'
-import {
-  defineConfig,
-  defineFilters,
-  errors,
-  toHttpPage,
-} from '../../src/pagination/main.ts'
+import { defineConfig, defineFilters, toHttpPage } from '../../src/pagination/main.ts'
 import { dialect, setupApp } from '../helpers.ts'
 import { PgTestOrder, createSchema, dropSchema, openDatabase } from './helpers.ts'
 
@@ -139,19 +134,25 @@ test.group('FilterRunner', (group) => {
       page: '2',
       perPage: '10',
     })
-    const total = (await all(db, "status = 'paid'")).length
+    const paid = await all(db, "status = 'paid'")
+    const total = paid.length
     assert.equal(page.total, total)
     assert.equal(page.page, 2)
     assert.lengthOf(page.items, 10)
     assert.isTrue(page.items.every((order) => order.status === 'paid'))
     const amounts = page.items.map((order) => order.amount)
-    assert.deepEqual(amounts, [...amounts].sort((a, b) => a - b))
+    assert.deepEqual(
+      amounts,
+      [...amounts].sort((a, b) => a - b)
+    )
   })
 
   test('first defaults to 25 and is clamped to maxPageSize unless trusted', async ({ assert }) => {
     const defaults = orders.with({ config: defineConfig({}) })
-    assert.lengthOf((await defaults.findPage(PgTestOrder, {})).items, 25)
-    assert.lengthOf((await orders.findPage(PgTestOrder, { paginate: { first: 500 } })).items, 50)
+    const byDefault = await defaults.findPage(PgTestOrder, {})
+    assert.lengthOf(byDefault.items, 25)
+    const clamped = await orders.findPage(PgTestOrder, { paginate: { first: 500 } })
+    assert.lengthOf(clamped.items, 50)
     const trusted = await orders.findPage(
       PgTestOrder,
       { paginate: { first: 120 } },
@@ -159,7 +160,8 @@ test.group('FilterRunner', (group) => {
     )
     assert.lengthOf(trusted.items, 120)
     const small = orders.with({ definition: { maxPageSize: 10 } })
-    assert.lengthOf((await small.findPage(PgTestOrder, { paginate: { first: 40 } })).items, 10)
+    const capped = await small.findPage(PgTestOrder, { paginate: { first: 40 } })
+    assert.lengthOf(capped.items, 10)
   })
 
   test('the total count is opt-in', async ({ assert }) => {
@@ -170,7 +172,8 @@ test.group('FilterRunner', (group) => {
       { filter: { status: 'paid' } },
       { withTotal: true }
     )
-    assert.equal(counted.total, (await all(db, "status = 'paid'")).length)
+    const paid = await all(db, "status = 'paid'")
+    assert.equal(counted.total, paid.length)
   })
 
   test('applyDynamic applies a definition given at call time', async ({ assert }) => {
@@ -202,7 +205,7 @@ test.group('FilterRunner', (group) => {
       'filter[status][in]=paid,refunded&filter[amount][gte]=100&sort=-createdAt,amount&paginate[first]=5'
     const first = await fetch(`${url}/orders?${query}`)
     assert.equal(first.status, 200)
-    const body = await first.json()
+    const body = (await first.json()) as any
     assert.lengthOf(body.data, 5)
     assert.isTrue(body.pageInfo.hasNextPage)
     assert.isFalse(body.pageInfo.hasPreviousPage)
@@ -213,7 +216,7 @@ test.group('FilterRunner', (group) => {
     const second = await fetch(
       `${url}/orders?${query}&paginate[after]=${encodeURIComponent(body.pageInfo.endCursor)}`
     )
-    const next = await second.json()
+    const next = (await second.json()) as any
     assert.isTrue(next.pageInfo.hasPreviousPage)
     assert.notDeepEqual(
       next.data.map((row: any) => row.id),

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { DateTime } from 'luxon'
+import { type DateTime } from 'luxon'
 import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import { Emitter } from '@adonisjs/core/events'
 import { AppFactory } from '@adonisjs/core/factories/app'
@@ -141,7 +141,10 @@ export async function createSchema(db: Database) {
       reference: `${['ana', 'Bob', 'cAROL', '50%_off'][index % 4]}-${index}`,
       amount: Math.floor(next() * 6) * 50,
       paid: next() < 0.5,
-      shipped_at: nullBlock > 0 ? null : stamp(base + 86_400_000, Math.floor(next() * 30) * 1000 + (index % 2)),
+      shipped_at:
+        nullBlock > 0
+          ? null
+          : stamp(base + 86_400_000, Math.floor(next() * 30) * 1000 + (index % 2)),
       created_at: stamp(base, micros),
     })
     if (nullBlock > 0) nullBlock--

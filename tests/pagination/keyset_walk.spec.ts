@@ -21,23 +21,74 @@ const orders = defineFilters(PgTestOrder, {
  * NULLs sort as the smallest value (first ascending, last descending).
  */
 const SHAPES: { sort: string; order: [string, 'asc' | 'desc', boolean?][]; filter?: any }[] = [
-  { sort: 'createdAt', order: [['created_at', 'asc'], ['id', 'asc']] },
-  { sort: '-createdAt', order: [['created_at', 'desc'], ['id', 'desc']] },
-  { sort: 'status,-amount', order: [['status', 'asc'], ['amount', 'desc'], ['id', 'desc']] },
-  { sort: '-amount,createdAt', order: [['amount', 'desc'], ['created_at', 'asc'], ['id', 'asc']] },
-  { sort: 'shippedAt', order: [['shipped_at', 'asc', true], ['id', 'asc']] },
-  { sort: '-shippedAt', order: [['shipped_at', 'desc', true], ['id', 'desc']] },
+  {
+    sort: 'createdAt',
+    order: [
+      ['created_at', 'asc'],
+      ['id', 'asc'],
+    ],
+  },
+  {
+    sort: '-createdAt',
+    order: [
+      ['created_at', 'desc'],
+      ['id', 'desc'],
+    ],
+  },
+  {
+    sort: 'status,-amount',
+    order: [
+      ['status', 'asc'],
+      ['amount', 'desc'],
+      ['id', 'desc'],
+    ],
+  },
+  {
+    sort: '-amount,createdAt',
+    order: [
+      ['amount', 'desc'],
+      ['created_at', 'asc'],
+      ['id', 'asc'],
+    ],
+  },
+  {
+    sort: 'shippedAt',
+    order: [
+      ['shipped_at', 'asc', true],
+      ['id', 'asc'],
+    ],
+  },
+  {
+    sort: '-shippedAt',
+    order: [
+      ['shipped_at', 'desc', true],
+      ['id', 'desc'],
+    ],
+  },
   {
     sort: '-shippedAt,amount',
-    order: [['shipped_at', 'desc', true], ['amount', 'asc'], ['id', 'asc']],
+    order: [
+      ['shipped_at', 'desc', true],
+      ['amount', 'asc'],
+      ['id', 'asc'],
+    ],
   },
   {
     sort: 'status,-shippedAt,createdAt',
-    order: [['status', 'asc'], ['shipped_at', 'desc', true], ['created_at', 'asc'], ['id', 'asc']],
+    order: [
+      ['status', 'asc'],
+      ['shipped_at', 'desc', true],
+      ['created_at', 'asc'],
+      ['id', 'asc'],
+    ],
   },
   {
     sort: 'shippedAt,-createdAt',
-    order: [['shipped_at', 'asc', true], ['created_at', 'desc'], ['id', 'desc']],
+    order: [
+      ['shipped_at', 'asc', true],
+      ['created_at', 'desc'],
+      ['id', 'desc'],
+    ],
     filter: { amount: { gte: '100' } },
   },
 ]
@@ -52,9 +103,15 @@ function orderBy(order: [string, 'asc' | 'desc', boolean?][]) {
     .join(', ')
 }
 
-async function expectedIds(db: Database, order: [string, 'asc' | 'desc', boolean?][], filter?: any) {
+async function expectedIds(
+  db: Database,
+  order: [string, 'asc' | 'desc', boolean?][],
+  filter?: any
+) {
   const where = filter ? `where amount >= ${Number(filter.amount.gte)}` : ''
-  const result = await db.rawQuery(`select id from pg_test_orders ${where} order by ${orderBy(order)}`)
+  const result = await db.rawQuery(
+    `select id from pg_test_orders ${where} order by ${orderBy(order)}`
+  )
   const rows = dialect() === 'pg' ? result.rows : dialect() === 'mysql' ? result[0] : result
   return rows.map((row: any) => Number(row.id))
 }

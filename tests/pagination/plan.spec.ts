@@ -55,7 +55,11 @@ test.group('Keyset query plans', (group) => {
       assert.lengthOf(page.items, 25)
       assert.isAtLeast(queries.length, 1)
       for (const query of queries) {
-        assert.notMatch(query.sql, /\(\s*[`"]?\w+[`"]?\s*,\s*[`"]?\w+[`"]?\s*\)\s*[<>]/, 'no row values')
+        assert.notMatch(
+          query.sql,
+          /\(\s*[`"]?\w+[`"]?\s*,\s*[`"]?\w+[`"]?\s*\)\s*[<>]/,
+          'no row values'
+        )
         const plan = await explain(db, query.sql, query.bindings)
         assert.isTrue(seeksIndex(dialect(), plan), `${query.sql}\n${plan.join('\n')}`)
       }
@@ -64,9 +68,11 @@ test.group('Keyset query plans', (group) => {
 
   test('the NULL block of a nullable sort is its own index seek', async ({ assert }) => {
     // Walking -shippedAt past the last non-NULL value continues into the NULL block
-    const nonNull = Number(
-      (await db.from(`${PREFIX}orders`).whereNotNull('shipped_at').count('* as total'))[0].total
-    )
+    const [counted] = await db
+      .from(`${PREFIX}orders`)
+      .whereNotNull('shipped_at')
+      .count('* as total')
+    const nonNull = Number(counted.total)
     const start = await orders.findPage(db.from(`${PREFIX}orders`).offset(nonNull - 3), {
       sort: '-shippedAt',
       paginate: { first: 1 },
