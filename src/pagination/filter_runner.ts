@@ -147,6 +147,9 @@ export class FilterRunner<Row = any> {
       type: type ?? (name === this.#primaryKeyField() ? undefined : 'string'),
       nullable: options.nullable ?? false,
     }
+    resolved.few =
+      (options.distinct ??
+        (resolved.type === 'string' || resolved.type === 'boolean' ? 'few' : 'many')) === 'few'
     this.#fields.set(name, resolved)
     return resolved
   }
@@ -263,7 +266,13 @@ export class FilterRunner<Row = any> {
   #keyset(input: NormalizedInput, primaryKey: string): ResolvedKeysetColumn[] {
     return buildKeyset(input.sort, primaryKey).map((column) => {
       const field = this.field(column.field)
-      return { ...column, column: field.column, type: field.type, nullable: field.nullable }
+      return {
+        ...column,
+        column: field.column,
+        type: field.type,
+        nullable: field.nullable,
+        few: field.few,
+      }
     })
   }
 

@@ -35,6 +35,7 @@ export interface ResolvedField {
   /** Undefined for an undeclared primary key: values pass as strings or numbers */
   type?: FieldType
   nullable: boolean
+  few?: boolean
 }
 
 /**

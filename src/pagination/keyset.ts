@@ -135,9 +135,15 @@ export function planSegments(
   if (!values) return [null]
   const [lead] = keyset
   if (values[0] !== null) {
-    return lead.nullable && lead.direction === 'desc'
-      ? [{ kind: 'after', values }, { kind: 'nulls' }]
-      : [{ kind: 'after', values }]
+    // A leading column with few values bounds nothing on its own: seek its tie, then beyond it
+    const ranges: KeysetSegment[] =
+      lead.few && keyset.length > 1
+        ? [
+            { kind: 'tie', values },
+            { kind: 'beyond', values },
+          ]
+        : [{ kind: 'after', values }]
+    return lead.nullable && lead.direction === 'desc' ? [...ranges, { kind: 'nulls' }] : ranges
   }
   return lead.direction === 'asc'
     ? [{ kind: 'nullsAfter', values }, { kind: 'values' }]
@@ -207,6 +213,28 @@ function after(
 }
 
 /**
+ * `after` from `from` on, with the column at `from` also bounded on its own
+ * (`b <= y AND (b < y OR ...)`) when that bound keeps every row after the
+ * cursor, so an index on the earlier (equal) columns plus this one is a range.
+ */
+function boundedAfter(
+  keyset: readonly ResolvedKeysetColumn[],
+  values: CursorValues,
+  from: number,
+  bind: Bind
+): SqlFragment | null {
+  const column = keyset[from]
+  const value = values[from]
+  const full = after(keyset, values, from, bind)
+  if (!full || value === null || (column.nullable && column.direction === 'desc')) return full
+  const bound = column.direction === 'asc' ? '>=' : '<='
+  return {
+    sql: `?? ${bound} ? AND ${full.sql}`,
+    bindings: [column.column, bind(value, column), ...full.bindings],
+  }
+}
+
+/**
  * The WHERE fragment of one keyset segment, with `??` identifiers and `?`
  * values. The leading column is always bounded on its own (`a >= x AND (...)`,
  * `a IS NULL AND (...)`) so the database seeks the index instead of scanning
@@ -224,11 +252,18 @@ export function keysetPredicate(
     case 'values':
       return { sql: '?? IS NOT NULL', bindings: [lead.column] }
     case 'nullsAfter': {
-      const rest = keyset.length > 1 ? after(keyset, segment.values, 1, bind) : null
+      const rest = keyset.length > 1 ? boundedAfter(keyset, segment.values, 1, bind) : null
       return rest
         ? { sql: `?? IS NULL AND ${rest.sql}`, bindings: [lead.column, ...rest.bindings] }
         : { sql: '1 = 0', bindings: [] }
     }
+    case 'tie': {
+      const eq = equals(lead, segment.values[0], bind)
+      const rest = boundedAfter(keyset, segment.values, 1, bind)!
+      return { sql: `${eq.sql} AND ${rest.sql}`, bindings: [...eq.bindings, ...rest.bindings] }
+    }
+    case 'beyond':
+      return strictlyAfter(lead, segment.values[0], bind, true)!
     case 'after': {
       const value = segment.values[0]
       const bound = lead.direction === 'asc' ? '>=' : '<='

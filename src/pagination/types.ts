@@ -43,6 +43,13 @@ export interface FieldDefinition {
   type?: FieldType
   /** The column holds NULLs: required for a nullable sort column to page correctly */
   nullable?: boolean
+  /**
+   * How many distinct values the column holds. A `few` column (a status, a
+   * flag) leading a sort is paged with two index ranges (its tie, then the
+   * values after it) instead of one; `string` and `boolean` fields are `few`
+   * by default, others `many`.
+   */
+  distinct?: 'few' | 'many'
 }
 
 /**
@@ -93,6 +100,8 @@ export interface ResolvedKeysetColumn extends KeysetColumn {
   column: string
   type?: FieldType
   nullable: boolean
+  /** Few distinct values: see `FieldDefinition.distinct` */
+  few?: boolean
 }
 
 /**
@@ -200,6 +209,10 @@ export interface OffsetPage<T> {
 export type KeysetSegment =
   /** Rows strictly after the cursor, the leading column bounded by its value */
   | { kind: 'after'; values: CursorValues }
+  /** Rows tied with the cursor on the leading column and after it on the others */
+  | { kind: 'tie'; values: CursorValues }
+  /** Rows strictly after the cursor's leading value, NULLs aside */
+  | { kind: 'beyond'; values: CursorValues }
   /** Rows whose leading column is NULL, strictly after the cursor on the other columns */
   | { kind: 'nullsAfter'; values: CursorValues }
   /** Every row whose leading column is NULL */
