@@ -60,7 +60,9 @@ export const pagination: DemoFeature = {
           'sort': qs.sort,
           'paginate[first]': qs.paginate?.first,
         })) {
-          if (typeof value === 'string' && value !== '') keep.set(key, value)
+          // The query-string parser turns `a,b` into an array
+          const text = Array.isArray(value) ? value.join(',') : value
+          if (typeof text === 'string' && text !== '') keep.set(key, text)
         }
         const link = (extra: Record<string, string>) => {
           const params = new URLSearchParams(keep)
@@ -109,7 +111,7 @@ export const pagination: DemoFeature = {
           </select></label>
           <label>Search reference<br><input name="search" size="12" value="${escape(qs.search)}" placeholder="ORD-00042"></label>
           <label>Sort<br><select name="sort">
-            ${SORTS.map(([value, label]) => `<option value="${value}"${selected(value, qs.sort)}>${label}</option>`).join('')}
+            ${SORTS.map(([value, label]) => `<option value="${value}"${selected(value, [qs.sort].flat().join(','))}>${label}</option>`).join('')}
           </select></label>
           <label>Per page<br><input name="paginate[first]" size="4" value="${escape(qs.paginate?.first ?? 25)}"></label>
           <button>Apply</button>
