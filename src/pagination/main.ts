@@ -2,4 +2,17 @@
  * Public API of `adonis-atrium/pagination`.
  */
 export { defineConfig } from './define_config.ts'
-export type { PaginationConfig } from './types.ts'
+export { defineFilters, FilterRunner, type TableSource } from './filter_runner.ts'
+export { LucidAdapter } from './adapters/lucid.ts'
+export {
+  encodeCursor,
+  decodeCursor,
+  keysetFingerprint,
+  KeysetDate,
+  MAX_CURSOR_LENGTH,
+  type CursorOptions,
+} from './cursor.ts'
+export { buildKeyset, extractCursorValues, parseSort } from './keyset.ts'
+export { toHttpPage, type HttpCursorPage } from './http.ts'
+export * as errors from './errors.ts'
+export type * from './types.ts'

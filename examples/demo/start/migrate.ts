@@ -3,7 +3,8 @@ import { mkdir } from 'node:fs/promises'
 import { MigrationRunner } from '@adonisjs/lucid/migration'
 
 /**
- * Brings the demo's SQLite file up to date on every start.
+ * Brings the demo's SQLite file up to date on every start, and seeds the
+ * pagination page's orders on the first.
  */
 export async function migrate(app: ApplicationService) {
   await mkdir(app.tmpPath(), { recursive: true })
@@ -13,4 +14,7 @@ export async function migrate(app: ApplicationService) {
   if (runner.error) {
     throw runner.error
   }
+  const { seedOrders } = await import('../database/seed_orders.ts')
+  const logger = await app.container.make('logger')
+  await seedOrders(db, (message) => logger.info(message))
 }

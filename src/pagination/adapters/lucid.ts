@@ -1,0 +1,144 @@
+import { KeysetDate } from '../cursor.ts'
+import { keysetPredicate, preciseAlias } from '../keyset.ts'
+import type {
+  FieldType,
+  KeysetAdapter,
+  KeysetSegment,
+  ResolvedKeysetColumn,
+  SortDirection,
+} from '../types.ts'
+
+/**
+ * The Lucid query builders the adapter works with: model queries
+ * (`Order.query()`) and plain ones (`db.from('orders')`).
+ */
+export type LucidQuery = any
+
+function pad(value: number, size = 2) {
+  return String(value).padStart(size, '0')
+}
+
+/**
+ * `yyyy-MM-dd HH:mm:ss(.SSS)` in local time, the way Lucid writes dates.
+ */
+function sqlDateTime(date: Date, type: FieldType | undefined) {
+  const day = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`
+  if (type === 'date') return day
+  const ms = date.getMilliseconds()
+  const time = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+  return ms ? `${day} ${time}.${pad(ms, 3)}` : `${day} ${time}`
+}
+
+/**
+ * The name of a Lucid query's dialect: `postgres`, `mysql`, `better-sqlite3`, ...
+ */
+export function dialectOf(query: LucidQuery): string {
+  return query.client?.dialect?.name ?? 'unknown'
+}
+
+function isPostgres(query: LucidQuery) {
+  const name = dialectOf(query)
+  return name === 'postgres' || name === 'redshift'
+}
+
+function isSqlite(query: LucidQuery) {
+  const name = dialectOf(query)
+  return name === 'better-sqlite3' || name === 'sqlite3' || name === 'libsql'
+}
+
+/**
+ * A value as the driver of the query's dialect binds it: dates keep the
+ * database's own text when known, booleans are 1/0 on SQLite.
+ */
+export function bindValue(query: LucidQuery, value: unknown, type?: FieldType): unknown {
+  if (value instanceof KeysetDate && value.precise) return value.precise
+  if (value && typeof value === 'object' && typeof (value as any).toJSDate === 'function') {
+    value = (value as any).toJSDate()
+  }
+  if (value instanceof Date) {
+    return isSqlite(query) ? sqlDateTime(value, type) : value
+  }
+  if (typeof value === 'boolean' && isSqlite(query)) return value ? 1 : 0
+  return value
+}
+
+/**
+ * Orders a query by one column. NULLs sort as the smallest value on every
+ * dialect: MySQL and SQLite do so natively, PostgreSQL is told `NULLS FIRST`
+ * (ascending) or `NULLS LAST` (descending) for nullable columns.
+ */
+export function orderByColumn(
+  query: LucidQuery,
+  column: string,
+  direction: SortDirection,
+  nullable: boolean
+) {
+  if (nullable && isPostgres(query)) {
+    query.orderByRaw(`?? ${direction} ${direction === 'asc' ? 'nulls first' : 'nulls last'}`, [
+      column,
+    ])
+  } else {
+    query.orderBy(column, direction)
+  }
+  return query
+}
+
+function preciseCast(query: LucidQuery) {
+  if (isPostgres(query)) return 'CAST(?? AS text)'
+  if (dialectOf(query) === 'mysql') return 'CAST(?? AS CHAR)'
+  return 'CAST(?? AS TEXT)'
+}
+
+/**
+ * The keyset adapter for Lucid model queries and plain query builders.
+ */
+export class LucidAdapter implements KeysetAdapter<LucidQuery> {
+  constructor(protected options: { primaryKey?: string } = {}) {}
+
+  async getResult(query: LucidQuery) {
+    return (await query) as any[]
+  }
+
+  getPrimaryKey(query: LucidQuery): string {
+    return query.model?.primaryKey ?? this.options.primaryKey ?? 'id'
+  }
+
+  applyKeysetPagination(
+    query: LucidQuery,
+    keyset: ResolvedKeysetColumn[],
+    segment: KeysetSegment
+  ): LucidQuery {
+    const { sql, bindings } = keysetPredicate(keyset, segment, (value, column) =>
+      bindValue(query, value, column.type)
+    )
+    return query.whereRaw(sql, bindings)
+  }
+
+  applyKeysetOrderAndLimit(
+    query: LucidQuery,
+    keyset: ResolvedKeysetColumn[],
+    limit: number
+  ): LucidQuery {
+    query.clearOrder()
+    let selectsColumns = query.knexQuery._statements.some(
+      (statement: any) => statement.grouping === 'columns'
+    )
+    const table = query.model?.table ?? query.knexQuery._single?.table
+    keyset.forEach((column, index) => {
+      if (column.type === 'date' || column.type === 'datetime') {
+        if (!selectsColumns && typeof table === 'string') {
+          query.select(`${table}.*`)
+          selectsColumns = true
+        }
+        query.knexQuery.select(
+          query.client.knexRawQuery(`${preciseCast(query)} as ??`, [
+            column.column,
+            preciseAlias(index),
+          ])
+        )
+      }
+      orderByColumn(query, column.column, column.direction, column.nullable)
+    })
+    return query.limit(limit)
+  }
+}

@@ -1,0 +1,111 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import type { CursorValues, Keyset } from './types.ts'
+
+/**
+ * Largest cursor accepted; anything longer is ignored unread.
+ */
+export const MAX_CURSOR_LENGTH = 2048
+
+/**
+ * A date read from a cursor. It is a real `Date` (millisecond precision) and
+ * keeps the database's own text of the value in `precise`, with every
+ * microsecond, so the next page starts exactly after the boundary row.
+ */
+export class KeysetDate extends Date {
+  constructor(
+    value: string | number | Date,
+    readonly precise?: string
+  ) {
+    super(value instanceof Date ? value.getTime() : value)
+  }
+}
+
+export interface CursorOptions {
+  /** Sort fingerprint (`keysetFingerprint`); a cursor made for another sort is rejected */
+  fingerprint?: string
+  /** HMAC-SHA256 secret; a cursor without a valid signature is rejected */
+  secret?: string
+}
+
+type Encoded = string | number | boolean | null | { d: string; p?: string }
+
+function encodeValue(value: unknown): Encoded {
+  if (value === null || value === undefined) return null
+  if (value instanceof Date) {
+    const precise = value instanceof KeysetDate ? value.precise : undefined
+    return precise ? { d: value.toISOString(), p: precise } : { d: value.toISOString() }
+  }
+  if (typeof value === 'object' && typeof (value as any).toJSDate === 'function') {
+    return { d: (value as any).toJSDate().toISOString() }
+  }
+  if (typeof value === 'bigint') return value.toString()
+  if (typeof value === 'string' || typeof value === 'boolean') return value
+  if (typeof value === 'number' && Number.isFinite(value)) return value
+  throw new TypeError(`Cannot put a ${typeof value} in a cursor`)
+}
+
+function decodeValue(value: unknown): unknown {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined
+  if (typeof value === 'object' && typeof (value as any).d === 'string') {
+    const { d, p } = value as { d: string; p?: unknown }
+    if (p !== undefined && typeof p !== 'string') return undefined
+    const date = new KeysetDate(d, p as string | undefined)
+    return Number.isNaN(date.getTime()) ? undefined : date
+  }
+  return undefined
+}
+
+function sign(payload: string, secret: string) {
+  return createHmac('sha256', secret).update(payload).digest('base64url')
+}
+
+/**
+ * A short hash of the keyset's fields and directions: a cursor carries it so
+ * that a cursor taken under one sort is never applied to another.
+ */
+export function keysetFingerprint(keyset: Keyset): string {
+  const shape = keyset.map(({ field, direction }) => `${field}:${direction}`).join(',')
+  return createHash('sha256').update(shape).digest('base64url').slice(0, 10)
+}
+
+/**
+ * Turns boundary values into an opaque cursor: base64url JSON, dates kept as
+ * dates (with the database's full precision when known), optionally signed.
+ */
+export function encodeCursor(values: CursorValues, options: CursorOptions = {}): string {
+  const body: { v: Encoded[]; f?: string } = { v: values.map(encodeValue) }
+  if (options.fingerprint) body.f = options.fingerprint
+  const payload = Buffer.from(JSON.stringify(body)).toString('base64url')
+  return options.secret ? `${payload}.${sign(payload, options.secret)}` : payload
+}
+
+/**
+ * Reads a cursor back; null when it is malformed, too long, signed wrongly
+ * (or unsigned while a secret is set), or made for another sort.
+ */
+export function decodeCursor(cursor: unknown, options: CursorOptions = {}): CursorValues | null {
+  if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH) {
+    return null
+  }
+  let payload = cursor
+  if (options.secret) {
+    const dot = cursor.indexOf('.')
+    if (dot === -1) return null
+    payload = cursor.slice(0, dot)
+    const given = Buffer.from(cursor.slice(dot + 1))
+    const expected = Buffer.from(sign(payload, options.secret))
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
+  }
+  if (!/^[A-Za-z0-9_-]+$/.test(payload)) return null
+  let body: unknown
+  try {
+    body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
+  } catch {
+    return null
+  }
+  if (!body || typeof body !== 'object' || !Array.isArray((body as any).v)) return null
+  if (options.fingerprint !== undefined && (body as any).f !== options.fingerprint) return null
+  const values = ((body as any).v as unknown[]).map(decodeValue)
+  return values.includes(undefined) ? null : values
+}

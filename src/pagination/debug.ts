@@ -1,0 +1,3 @@
+import { debuglog } from 'node:util'
+
+export default debuglog('atrium:pagination')

@@ -1,0 +1,95 @@
+import { test } from '@japa/runner'
+import type { Database } from '@adonisjs/lucid/database'
+import { defineConfig, defineFilters } from '../../src/pagination/main.ts'
+import { dialect } from '../helpers.ts'
+import { dropOrders, ensureOrders, explain, seeksIndex } from '../../benchmarks/lib/orders.ts'
+import { openDatabase } from './helpers.ts'
+
+const PREFIX = 'pg_test_plan_'
+
+const orders = defineFilters(
+  { table: `${PREFIX}orders` },
+  {
+    fields: {
+      createdAt: { column: 'created_at', type: 'datetime' },
+      shippedAt: { column: 'shipped_at', type: 'datetime', nullable: true },
+      amount: 'number',
+    },
+    filterable: { status: ['eq'] },
+    sortable: ['createdAt', 'shippedAt', 'status', 'amount'],
+  }
+).with({ config: defineConfig({}) })
+
+const SHAPES = [
+  { name: 'single column', input: { sort: '-createdAt' } },
+  { name: 'mixed directions', input: { sort: 'status,-amount' } },
+  { name: 'nullable column', input: { sort: '-shippedAt' } },
+  { name: 'nullable column, ascending', input: { sort: 'shippedAt' } },
+  { name: 'filter + sort', input: { sort: '-createdAt', filter: { status: 'paid' } } },
+]
+
+test.group('Keyset query plans', (group) => {
+  let db: Database
+  group.setup(async () => {
+    db = await openDatabase()
+    await ensureOrders(db, PREFIX, 20_000)
+    return async () => {
+      await dropOrders(db, PREFIX)
+      await db.manager.closeAll()
+    }
+  })
+
+  for (const shape of SHAPES) {
+    test(`the keyset query for a ${shape.name} sort seeks an index`, async ({ assert }) => {
+      // Deep in the walk: the cursor of row 8,000 (and of the last non-NULL row for nullable sorts)
+      const start = await orders.findPage(db.from(`${PREFIX}orders`).offset(7_999), {
+        ...shape.input,
+        paginate: { first: 1 },
+      })
+      const queries: { sql: string; bindings: readonly unknown[] }[] = []
+      const page = await orders.findPage(
+        db.from(`${PREFIX}orders`),
+        { ...shape.input, paginate: { first: 25, after: start.endCursor! } },
+        { onQuery: (query) => queries.push(query.toSQL()) }
+      )
+      assert.lengthOf(page.items, 25)
+      assert.isAtLeast(queries.length, 1)
+      for (const query of queries) {
+        assert.notMatch(
+          query.sql,
+          /\(\s*[`"]?\w+[`"]?\s*,\s*[`"]?\w+[`"]?\s*\)\s*[<>]/,
+          'no row values'
+        )
+        const plan = await explain(db, query.sql, query.bindings)
+        assert.isTrue(seeksIndex(dialect(), plan), `${query.sql}\n${plan.join('\n')}`)
+      }
+    })
+  }
+
+  test('the NULL block of a nullable sort is its own index seek', async ({ assert }) => {
+    // Walking -shippedAt past the last non-NULL value continues into the NULL block
+    const [counted] = await db
+      .from(`${PREFIX}orders`)
+      .whereNotNull('shipped_at')
+      .count('* as total')
+    const nonNull = Number(counted.total)
+    const start = await orders.findPage(db.from(`${PREFIX}orders`).offset(nonNull - 3), {
+      sort: '-shippedAt',
+      paginate: { first: 1 },
+    })
+    const queries: { sql: string; bindings: readonly unknown[] }[] = []
+    const page = await orders.findPage(
+      db.from(`${PREFIX}orders`),
+      { sort: '-shippedAt', paginate: { first: 10, after: start.endCursor! } },
+      { onQuery: (query) => queries.push(query.toSQL()) }
+    )
+    assert.lengthOf(page.items, 10)
+    assert.equal(page.items.filter((row) => row.shipped_at === null).length, 8)
+    assert.lengthOf(queries, 2)
+    assert.notInclude(queries[0].sql.toLowerCase(), 'is null')
+    for (const query of queries) {
+      const plan = await explain(db, query.sql, query.bindings)
+      assert.isTrue(seeksIndex(dialect(), plan), `${query.sql}\n${plan.join('\n')}`)
+    }
+  })
+})
