@@ -150,11 +150,11 @@ export async function explain(db: Database, sql: string, bindings: readonly unkn
 }
 
 /**
- * Whether a plan seeks an index range: `Index Cond` (PostgreSQL), `range` or
- * `ref` (MariaDB), `SEARCH ... USING INDEX` (SQLite).
+ * Whether a plan seeks an index range: `Index Cond` (PostgreSQL), `range`
+ * (MariaDB), `SEARCH ... USING INDEX` (SQLite).
  */
 export function seeksIndex(which: DialectName, plan: string[]) {
   if (which === 'pg') return plan.some((line) => line.includes('Index Cond'))
-  if (which === 'mysql') return plan.some((line) => / type=(range|ref) /.test(line))
+  if (which === 'mysql') return plan.some((line) => / type=range /.test(line))
   return plan.some((line) => /^SEARCH .* USING (COVERING )?INDEX/.test(line))
 }

@@ -223,4 +223,38 @@ test.group('FilterRunner', (group) => {
       body.data.map((row: any) => row.id)
     )
   })
+  test('findPage pages a raw source, such as a table carrying an index hint', async ({
+    assert,
+  }) => {
+    const plain = defineFilters(
+      { table: 'pg_test_orders' },
+      { fields: { createdAt: { column: 'created_at', type: 'datetime' } }, sortable: ['createdAt'] }
+    ).with({ config: defineConfig({}) })
+    const expected = await db
+      .from('pg_test_orders')
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+    const seen: number[] = []
+    let after: string | undefined
+    do {
+      const page = await plain.findPage(
+        // Lucid's from() types omit raw sources, which Knex accepts
+        db.from(db.raw('??', ['pg_test_orders']) as any),
+        {
+          sort: '-createdAt',
+          paginate: { first: 40, after },
+        }
+      )
+      seen.push(...page.items.map((row) => Number(row.id)))
+      assert.isTrue(
+        page.items.every((row) => row.status !== undefined),
+        'rows keep their columns'
+      )
+      after = page.hasNext ? page.endCursor! : undefined
+    } while (after)
+    assert.deepEqual(
+      seen,
+      expected.map((row) => Number(row.id))
+    )
+  })
 })

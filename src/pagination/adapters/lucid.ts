@@ -126,8 +126,9 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     const table = query.model?.table ?? query.knexQuery._single?.table
     keyset.forEach((column, index) => {
       if (column.type === 'date' || column.type === 'datetime') {
-        if (!selectsColumns && typeof table === 'string') {
-          query.select(`${table}.*`)
+        if (!selectsColumns) {
+          // A raw source (e.g. one carrying an index hint) has no name to qualify `*` with
+          query.select(typeof table === 'string' ? `${table}.*` : '*')
           selectsColumns = true
         }
         query.knexQuery.select(
