@@ -130,12 +130,12 @@ export class LucidWebhookStore implements WebhookStore {
    * or the table has not been migrated yet.
    */
   async ensureSchema() {
-    const schema = this.client.schema
-    if (!(await schema.hasTable(TABLES.payments))) {
+    // A knex schema builder runs every statement it collected: one per call
+    if (!(await this.client.schema.hasTable(TABLES.payments))) {
       this.#hasExternalReference = false
       return false
     }
-    if (await schema.hasColumn(TABLES.payments, 'external_reference')) {
+    if (await this.client.schema.hasColumn(TABLES.payments, 'external_reference')) {
       this.#hasExternalReference = true
       return false
     }

@@ -98,7 +98,9 @@ export function signedWebhook(
     }
     case 'adyen': {
       const key = required(credentials.hmacKey, 'hmacKey')
-      const notification = structuredClone(payload) as { notificationItems: any[] }
+      const notification = (
+        typeof payload === 'string' ? JSON.parse(payload) : structuredClone(payload)
+      ) as { notificationItems: any[] }
       for (const entry of notification.notificationItems ?? []) {
         const item = entry.NotificationRequestItem
         item.additionalData = { ...item.additionalData, hmacSignature: adyenItemSignature(item, key) }

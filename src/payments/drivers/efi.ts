@@ -31,7 +31,7 @@ export class EfiDriver implements PaymentDriver {
     if (!Array.isArray(body.pix) || body.pix.length === 0) {
       reject('Efí delivery has no pix[]')
     }
-    return body.pix.flatMap((entry: unknown, index: number) => {
+    return body.pix.flatMap((entry: unknown, index: number): WebhookEvent[] => {
       if (!isObject(entry)) {
         reject(`pix[${index}] is not an object`)
       }
