@@ -117,24 +117,46 @@ export class HandlerRegistry {
   }
 
   /**
-   * Adds the `billing.handlers` config map; lazy imports are loaded here.
+   * Adds the `billing.handlers` config map. A plain function is either the
+   * handler or a lazy import (`() => import('#payment_handlers/x')`); both
+   * have the same shape, so the first call tells: a module back means a lazy
+   * import, whose handler then runs (and is cached) for this and later events.
    */
   async addConfig(handlers: Partial<Record<string, WebhookHandlerEntry>>) {
     for (const [type, entry] of Object.entries(handlers)) {
       if (!entry) continue
-      let value: any = entry
-      if (typeof entry === 'function' && !isHandlerClass(entry) && !isDefined(entry) && entry.length === 0) {
-        // `() => import('#payment_handlers/x')`
-        const loaded = await (entry as () => Promise<any>)()
-        value = loaded?.default ?? loaded
+      const source = `billing.handlers["${type}"] (config/payments.ts)`
+      if (isHandlerClass(entry) || isDefined(entry)) {
+        const declared = isHandlerClass(entry) ? entry.eventType : entry.type
+        if (declared !== type) {
+          throw new E_PAYMENTS_CONFIG([
+            `${source} handles "${declared}". Use the key "${declared}"`,
+          ])
+        }
+        this.add(type, entry, source)
+        continue
       }
-      const declared = isHandlerClass(value) ? value.eventType : isDefined(value) ? value.type : type
-      if (declared !== type) {
-        throw new E_PAYMENTS_CONFIG([
-          `billing.handlers["${type}"] in config/payments.ts handles "${declared}". Use the key "${declared}"`,
-        ])
-      }
-      this.add(type, value, `billing.handlers["${type}"] (config/payments.ts)`)
+      let loaded: WebhookHandlerFn | undefined
+      const fn = entry as (event: WebhookEvent<any>) => unknown
+      this.add(
+        type,
+        async (event) => {
+          if (loaded) return loaded(event)
+          const result: any = await fn(event)
+          const value = result && typeof result === 'object' && 'default' in result ? result.default : undefined
+          if (isHandlerClass(value) || isDefined(value)) {
+            const declared = isHandlerClass(value) ? value.eventType : value.type
+            if (declared !== type) {
+              throw new E_PAYMENTS_CONFIG([`${source} handles "${declared}". Use the key "${declared}"`])
+            }
+            loaded = isHandlerClass(value)
+              ? async (next) => (await this.#resolve(value)).handle(next)
+              : value.handle
+            return loaded(event)
+          }
+        },
+        source
+      )
     }
   }
 
