@@ -308,7 +308,7 @@ export class LucidWebhookStore implements WebhookStore {
 
   #lock(trx: TransactionClientContract, table: string, where: Record<string, unknown>) {
     const query = trx.from(table).where(where)
-    if (trx.dialect.name !== 'better-sqlite3' && trx.dialect.name !== 'sqlite3') {
+    if (!this.#isSqlite(trx)) {
       query.forUpdate()
     }
     return query.first()
@@ -337,11 +337,25 @@ export class LucidWebhookStore implements WebhookStore {
         .onConflict(['provider', 'refund_id'])
         .merge(['amount', 'updated_at'])
     }
-    const [{ total }] = await trx
-      .from(TABLES.refunds)
-      .where({ provider, payment_id: paymentId })
-      .sum('amount as total')
-    return Number(total ?? 0)
+    return this.#refundTotal(trx, provider, paymentId)
+  }
+
+  /**
+   * Sums a payment's refunds with a locking read where the dialect has one,
+   * so a transaction that waited on the payment row sees the refunds
+   * committed meanwhile (MySQL's repeatable read would not otherwise).
+   */
+  async #refundTotal(trx: TransactionClientContract, provider: string, paymentId: string) {
+    const query = trx.from(TABLES.refunds).where({ provider, payment_id: paymentId }).select('amount')
+    if (!this.#isSqlite(trx)) {
+      query.forUpdate()
+    }
+    const rows: { amount: number | string }[] = await query
+    return rows.reduce((total, row) => total + Number(row.amount), 0)
+  }
+
+  #isSqlite(trx: TransactionClientContract) {
+    return trx.dialect.name === 'better-sqlite3' || trx.dialect.name === 'sqlite3'
   }
 
   async #syncPayment(
@@ -351,13 +365,14 @@ export class LucidWebhookStore implements WebhookStore {
     const data = event.data
     const provider = event.provider
     const now = new Date()
-    const refundsTotal = data.refunds?.length
-      ? await this.#recordRefunds(trx, provider, data.paymentId, data.refunds, data.currency)
-      : undefined
+    // Lock the payment first: refunds of one payment then sum one after another
     let row: PaymentRow | null = await this.#lock(trx, TABLES.payments, {
       provider,
       payment_id: data.paymentId,
     })
+    const refundsTotal = data.refunds?.length
+      ? await this.#recordRefunds(trx, provider, data.paymentId, data.refunds, data.currency)
+      : undefined
 
     if (!row) {
       if (event.type === 'payment.updated') {
@@ -370,15 +385,7 @@ export class LucidWebhookStore implements WebhookStore {
             ? 'failed'
             : 'refunded'
       const priorRefunds =
-        refundsTotal ??
-        Number(
-          (
-            await trx
-              .from(TABLES.refunds)
-              .where({ provider, payment_id: data.paymentId })
-              .sum('amount as total')
-          )[0].total ?? 0
-        )
+        refundsTotal ?? (await this.#refundTotal(trx, provider, data.paymentId))
       const amount = data.amount ?? 0
       await trx
         .table(TABLES.payments)
