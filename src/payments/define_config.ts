@@ -41,42 +41,99 @@ const has = (...values: (string | undefined)[]) => values.every((value) => !!val
  */
 export const gateways = {
   stripe: (options: StripeGatewayOptions = {}) =>
-    gateway('stripe', options, has(options.webhookSecret) ? 'configured' : 'unconfigured',
-      'webhookSecret', 'STRIPE_WEBHOOK_SECRET',
-      async () => new (await import('./drivers/stripe.ts')).StripeDriver(options)),
+    gateway(
+      'stripe',
+      options,
+      has(options.webhookSecret) ? 'configured' : 'unconfigured',
+      'webhookSecret',
+      'STRIPE_WEBHOOK_SECRET',
+      async () => {
+        const { StripeDriver } = await import('./drivers/stripe.ts')
+        return new StripeDriver(options)
+      }
+    ),
   abacatepay: (options: AbacatePayGatewayOptions = {}) =>
-    gateway('abacatepay', options,
+    gateway(
+      'abacatepay',
+      options,
       has(options.webhookSecret, options.publicKey) ? 'configured' : 'unconfigured',
-      'webhookSecret and publicKey', 'ABACATEPAY_WEBHOOK_SECRET and ABACATEPAY_PUBLIC_KEY',
-      async () => new (await import('./drivers/abacatepay.ts')).AbacatePayDriver(options)),
+      'webhookSecret and publicKey',
+      'ABACATEPAY_WEBHOOK_SECRET and ABACATEPAY_PUBLIC_KEY',
+      async () => {
+        const { AbacatePayDriver } = await import('./drivers/abacatepay.ts')
+        return new AbacatePayDriver(options)
+      }
+    ),
   asaas: (options: AsaasGatewayOptions = {}) =>
-    gateway('asaas', options, has(options.webhookToken) ? 'configured' : 'unconfigured',
-      'webhookToken', 'ASAAS_WEBHOOK_TOKEN',
-      async () => new (await import('./drivers/asaas.ts')).AsaasDriver(options)),
+    gateway(
+      'asaas',
+      options,
+      has(options.webhookToken) ? 'configured' : 'unconfigured',
+      'webhookToken',
+      'ASAAS_WEBHOOK_TOKEN',
+      async () => {
+        const { AsaasDriver } = await import('./drivers/asaas.ts')
+        return new AsaasDriver(options)
+      }
+    ),
   woovi: (options: WooviGatewayOptions = {}) =>
-    gateway('woovi', options,
+    gateway(
+      'woovi',
+      options,
       options.webhookPublicKey || options.webhookSecret ? 'configured' : 'unconfigured',
-      'webhookPublicKey', 'WOOVI_WEBHOOK_PUBLIC_KEY',
-      async () => new (await import('./drivers/woovi.ts')).WooviDriver(options)),
+      'webhookPublicKey',
+      'WOOVI_WEBHOOK_PUBLIC_KEY',
+      async () => {
+        const { WooviDriver } = await import('./drivers/woovi.ts')
+        return new WooviDriver(options)
+      }
+    ),
   pagbank: (options: PagBankGatewayOptions = {}) =>
-    gateway('pagbank', options,
+    gateway(
+      'pagbank',
+      options,
       options.webhookToken || options.token ? 'configured' : 'unconfigured',
-      'webhookToken', 'PAGBANK_WEBHOOK_TOKEN',
-      async () => new (await import('./drivers/pagbank.ts')).PagBankDriver(options)),
+      'webhookToken',
+      'PAGBANK_WEBHOOK_TOKEN',
+      async () => {
+        const { PagBankDriver } = await import('./drivers/pagbank.ts')
+        return new PagBankDriver(options)
+      }
+    ),
   adyen: (options: AdyenGatewayOptions = {}) =>
-    gateway('adyen', options, has(options.hmacKey) ? 'configured' : 'unconfigured',
-      'hmacKey', 'ADYEN_HMAC_KEY',
-      async () => new (await import('./drivers/adyen.ts')).AdyenDriver(options)),
+    gateway(
+      'adyen',
+      options,
+      has(options.hmacKey) ? 'configured' : 'unconfigured',
+      'hmacKey',
+      'ADYEN_HMAC_KEY',
+      async () => {
+        const { AdyenDriver } = await import('./drivers/adyen.ts')
+        return new AdyenDriver(options)
+      }
+    ),
   efi: (options: EfiGatewayOptions = {}) =>
-    gateway('efi', options, 'unsupported', 'none', 'none',
-      async () => new (await import('./drivers/efi.ts')).EfiDriver(options)),
+    gateway('efi', options, 'unsupported', 'none', 'none', async () => {
+      const { EfiDriver } = await import('./drivers/efi.ts')
+      return new EfiDriver(options)
+    }),
   infinitepay: (options: InfinitePayGatewayOptions = {}) =>
-    gateway('infinitepay', options, 'unsupported', 'none', 'none',
-      async () => new (await import('./drivers/infinitepay.ts')).InfinitePayDriver(options)),
+    gateway('infinitepay', options, 'unsupported', 'none', 'none', async () => {
+      const { InfinitePayDriver } = await import('./drivers/infinitepay.ts')
+      return new InfinitePayDriver(options)
+    }),
   fake: (options: FakeGatewayOptions = {}) =>
-    gateway('fake', options, has(options.secret) ? 'configured' : 'unconfigured',
-      'secret', 'FAKE_WEBHOOK_SECRET',
-      async () => new (await import('./drivers/fake.ts')).FakeDriver(options)),
+    gateway(
+      'fake',
+      options,
+      has(options.secret) ? 'configured' : 'unconfigured',
+      'secret',
+      'FAKE_WEBHOOK_SECRET',
+      async () => {
+        const { FakeDriver } = await import('./drivers/fake.ts')
+        return new FakeDriver(options)
+      }
+    ),
 }
 
 const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/

@@ -97,7 +97,11 @@ export class HandlerRegistry {
   /**
    * Registers one handler; throws naming both sources when the type is taken.
    */
-  add(type: string, entry: WebhookHandlerFn | DefinedWebhookHandler | WebhookHandlerClass, source: string) {
+  add(
+    type: string,
+    entry: WebhookHandlerFn | DefinedWebhookHandler | WebhookHandlerClass,
+    source: string
+  ) {
     this.#checkType(type, source)
     const taken = this.#handlers.get(type)
     if (taken) {
@@ -107,7 +111,10 @@ export class HandlerRegistry {
     }
     let run: WebhookHandlerFn
     if (isHandlerClass(entry)) {
-      run = async (event) => (await this.#resolve(entry)).handle(event)
+      run = async (event) => {
+        const handler = await this.#resolve(entry)
+        return handler.handle(event)
+      }
     } else if (isDefined(entry)) {
       run = entry.handle
     } else {
@@ -143,14 +150,20 @@ export class HandlerRegistry {
         async (event) => {
           if (loaded) return loaded(event)
           const result: any = await fn(event)
-          const value = result && typeof result === 'object' && 'default' in result ? result.default : undefined
+          const value =
+            result && typeof result === 'object' && 'default' in result ? result.default : undefined
           if (isHandlerClass(value) || isDefined(value)) {
             const declared = isHandlerClass(value) ? value.eventType : value.type
             if (declared !== type) {
-              throw new E_PAYMENTS_CONFIG([`${source} handles "${declared}". Use the key "${declared}"`])
+              throw new E_PAYMENTS_CONFIG([
+                `${source} handles "${declared}". Use the key "${declared}"`,
+              ])
             }
             loaded = isHandlerClass(value)
-              ? async (next) => (await this.#resolve(value)).handle(next)
+              ? async (next) => {
+                  const handler = await this.#resolve(value)
+                  return handler.handle(next)
+                }
               : value.handle
             return loaded(event)
           }

@@ -164,7 +164,11 @@ export class PaymentsManager {
     for (const row of rows) {
       const processor = this.processors.get(row.provider)
       if (!processor) {
-        outcomes.push({ row, status: 'skipped', error: `provider "${row.provider}" is not configured` })
+        outcomes.push({
+          row,
+          status: 'skipped',
+          error: `provider "${row.provider}" is not configured`,
+        })
         continue
       }
       const event: WebhookEvent = { ...JSON.parse(row.normalized), raw: JSON.parse(row.raw) }

@@ -2,9 +2,30 @@ import { reject } from './errors.ts'
 
 /** Currencies whose minor unit is not 1/100 (ISO 4217) */
 const EXPONENTS: Record<string, number> = {
-  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0,
-  UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
-  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
+  BIF: 0,
+  CLP: 0,
+  DJF: 0,
+  GNF: 0,
+  ISK: 0,
+  JPY: 0,
+  KMF: 0,
+  KRW: 0,
+  PYG: 0,
+  RWF: 0,
+  UGX: 0,
+  UYI: 0,
+  VND: 0,
+  VUV: 0,
+  XAF: 0,
+  XOF: 0,
+  XPF: 0,
+  BHD: 3,
+  IQD: 3,
+  JOD: 3,
+  KWD: 3,
+  LYD: 3,
+  OMR: 3,
+  TND: 3,
 }
 
 export function currencyExponent(currency: string) {
@@ -17,7 +38,8 @@ export function currencyExponent(currency: string) {
  * representation is split on the dot and read as digits.
  */
 export function toMinorUnits(value: unknown, currency = 'BRL'): number {
-  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : ''
+  const text =
+    typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : ''
   const match = /^(-?)(\d{1,15})(?:\.(\d{1,12}))?$/.exec(text)
   if (!match) {
     reject(`amount ${JSON.stringify(value)} is not a decimal number`)

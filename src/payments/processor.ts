@@ -115,7 +115,12 @@ export class WebhookProcessor {
       await this.store.markProcessed(effective)
       this.#publish(
         effective.type,
-        { ...(effective.data as object), eventId: event.id, provider: event.provider, type: effective.type },
+        {
+          ...(effective.data as object),
+          eventId: event.id,
+          provider: event.provider,
+          type: effective.type,
+        },
         traceId
       )
       this.#publish(

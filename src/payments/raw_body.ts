@@ -13,7 +13,10 @@ export function capturedRawBody(ctx: HttpContext): Buffer | undefined {
 /**
  * Reads a request stream into one Buffer, refusing more than `limit` bytes.
  */
-export function readBody(stream: NodeJS.ReadableStream, limit: number): Promise<Buffer | 'too_large'> {
+export function readBody(
+  stream: NodeJS.ReadableStream,
+  limit: number
+): Promise<Buffer | 'too_large'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0

@@ -8,7 +8,10 @@ type Schema = Knex.SchemaBuilder
  * the same definitions. `billing_payments.external_reference` is not here:
  * the provider adds it at boot (§9).
  */
-export const BILLING_TABLE_BUILDERS: Record<keyof typeof TABLES, (table: Knex.CreateTableBuilder) => void> = {
+export const BILLING_TABLE_BUILDERS: Record<
+  keyof typeof TABLES,
+  (table: Knex.CreateTableBuilder) => void
+> = {
   events(table) {
     table.increments('id')
     table.string('provider', 100).notNullable()

@@ -141,7 +141,10 @@ export class LucidWebhookStore implements WebhookStore {
     }
     try {
       await this.client.schema.alterTable(TABLES.payments, (table) => {
-        table.string('external_reference', 191).nullable().index('billing_payments_external_reference_index')
+        table
+          .string('external_reference', 191)
+          .nullable()
+          .index('billing_payments_external_reference_index')
       })
       debug('added billing_payments.external_reference')
     } catch (error) {
@@ -346,7 +349,10 @@ export class LucidWebhookStore implements WebhookStore {
    * committed meanwhile (MySQL's repeatable read would not otherwise).
    */
   async #refundTotal(trx: TransactionClientContract, provider: string, paymentId: string) {
-    const query = trx.from(TABLES.refunds).where({ provider, payment_id: paymentId }).select('amount')
+    const query = trx
+      .from(TABLES.refunds)
+      .where({ provider, payment_id: paymentId })
+      .select('amount')
     if (!this.#isSqlite(trx)) {
       query.forUpdate()
     }
@@ -384,8 +390,7 @@ export class LucidWebhookStore implements WebhookStore {
           : event.type === 'payment.failed'
             ? 'failed'
             : 'refunded'
-      const priorRefunds =
-        refundsTotal ?? (await this.#refundTotal(trx, provider, data.paymentId))
+      const priorRefunds = refundsTotal ?? (await this.#refundTotal(trx, provider, data.paymentId))
       const amount = data.amount ?? 0
       await trx
         .table(TABLES.payments)
@@ -397,8 +402,11 @@ export class LucidWebhookStore implements WebhookStore {
           currency: data.currency ?? null,
           refunded_amount: status === 'refunded' ? (data.refundedAmount ?? amount) : priorRefunds,
           customer_id: data.customerId ?? null,
-          paid_at: status === 'paid' ? (toDate(data.paidAt) ?? toDate(event.occurredAt) ?? now) : null,
-          ...(this.#hasExternalReference ? { external_reference: data.externalReference ?? null } : {}),
+          paid_at:
+            status === 'paid' ? (toDate(data.paidAt) ?? toDate(event.occurredAt) ?? now) : null,
+          ...(this.#hasExternalReference
+            ? { external_reference: data.externalReference ?? null }
+            : {}),
           created_at: now,
           updated_at: now,
         })
@@ -482,7 +490,10 @@ export class LucidWebhookStore implements WebhookStore {
         : event.type === 'payment.disputed'
           ? 'open'
           : 'closed'
-    const existing = await this.#lock(trx, TABLES.disputes, { provider, dispute_id: data.disputeId })
+    const existing = await this.#lock(trx, TABLES.disputes, {
+      provider,
+      dispute_id: data.disputeId,
+    })
     const fields = {
       payment_id: data.paymentId,
       amount: data.amount ?? null,
@@ -526,7 +537,10 @@ export class LucidWebhookStore implements WebhookStore {
       if (payment.status === 'disputed' && data.outcome === 'won') next = 'paid'
     }
     if (next !== payment.status) {
-      await trx.from(TABLES.payments).where('id', payment.id).update({ status: next, updated_at: now })
+      await trx
+        .from(TABLES.payments)
+        .where('id', payment.id)
+        .update({ status: next, updated_at: now })
     }
     return { type: event.type }
   }
@@ -543,7 +557,9 @@ export class LucidWebhookStore implements WebhookStore {
       subscription_id: data.subscriptionId,
     })
     const status =
-      event.type === 'subscription.canceled' ? 'canceled' : (data.status ?? (existing?.status || 'active'))
+      event.type === 'subscription.canceled'
+        ? 'canceled'
+        : (data.status ?? (existing?.status || 'active'))
     const fields = {
       customer_id: data.customerId ?? null,
       plan_id: data.planId ?? null,

@@ -68,7 +68,10 @@ export function signedWebhook(
     case 'asaas':
       return {
         body: text(payload),
-        headers: { ...json, 'asaas-access-token': required(credentials.webhookToken, 'webhookToken') },
+        headers: {
+          ...json,
+          'asaas-access-token': required(credentials.webhookToken, 'webhookToken'),
+        },
       }
     case 'woovi': {
       const body = text(payload)
@@ -77,7 +80,10 @@ export function signedWebhook(
         signer.update(body)
         return {
           body,
-          headers: { ...json, 'x-webhook-signature': signer.sign(credentials.privateKey, 'base64') },
+          headers: {
+            ...json,
+            'x-webhook-signature': signer.sign(credentials.privateKey, 'base64'),
+          },
         }
       }
       const signature = createHmac('sha1', required(credentials.webhookSecret, 'webhookSecret'))
@@ -103,7 +109,10 @@ export function signedWebhook(
       ) as { notificationItems: any[] }
       for (const entry of notification.notificationItems ?? []) {
         const item = entry.NotificationRequestItem
-        item.additionalData = { ...item.additionalData, hmacSignature: adyenItemSignature(item, key) }
+        item.additionalData = {
+          ...item.additionalData,
+          hmacSignature: adyenItemSignature(item, key),
+        }
       }
       return { body: JSON.stringify(notification), headers: json }
     }

@@ -59,7 +59,9 @@ export function onDiagnostic<Payload = unknown>(
     try {
       const result = handler(message as DiagnosticMessage<Payload>)
       if (result && typeof (result as Promise<void>).catch === 'function') {
-        ;(result as Promise<void>).catch((error) => debug('subscriber of %s failed: %O', name, error))
+        ;(result as Promise<void>).catch((error) =>
+          debug('subscriber of %s failed: %O', name, error)
+        )
       }
     } catch (error) {
       debug('subscriber of %s failed: %O', name, error)

@@ -15,11 +15,14 @@ test.group('Test harness', () => {
 
   test('connects Lucid to the selected database', async ({ assert }) => {
     const db = await createDatabase()
-    assert.equal(db.connection().dialect.name, {
-      sqlite: 'better-sqlite3',
-      pg: 'postgres',
-      mysql: 'mysql',
-    }[dialect()])
+    assert.equal(
+      db.connection().dialect.name,
+      {
+        sqlite: 'better-sqlite3',
+        pg: 'postgres',
+        mysql: 'mysql',
+      }[dialect()]
+    )
     await db.connection().schema.dropTableIfExists('atrium_harness_probe')
     await db.connection().schema.createTable('atrium_harness_probe', (table) => {
       table.increments('id')
@@ -27,7 +30,10 @@ test.group('Test harness', () => {
     })
     await db.table('atrium_harness_probe').insert({ name: 'probe' })
     const rows = await db.from('atrium_harness_probe').select('name')
-    assert.deepEqual(rows.map((row) => row.name), ['probe'])
+    assert.deepEqual(
+      rows.map((row) => row.name),
+      ['probe']
+    )
     await db.connection().schema.dropTable('atrium_harness_probe')
   })
 

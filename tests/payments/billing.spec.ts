@@ -2,9 +2,20 @@ import { test } from '@japa/runner'
 import { fakeEvent, paymentsApp } from './helpers.ts'
 
 let counter = 0
-const ev = (type: string, data: Record<string, unknown>) => fakeEvent(`evt_${++counter}`, type, data)
-const pay = (extra: Record<string, unknown> = {}) => ({ paymentId: 'pay_1', amount: 1000, currency: 'BRL', ...extra })
-const dispute = (extra: Record<string, unknown> = {}) => ({ disputeId: 'dp_1', paymentId: 'pay_1', amount: 1000, ...extra })
+const ev = (type: string, data: Record<string, unknown>) =>
+  fakeEvent(`evt_${++counter}`, type, data)
+const pay = (extra: Record<string, unknown> = {}) => ({
+  paymentId: 'pay_1',
+  amount: 1000,
+  currency: 'BRL',
+  ...extra,
+})
+const dispute = (extra: Record<string, unknown> = {}) => ({
+  disputeId: 'dp_1',
+  paymentId: 'pay_1',
+  amount: 1000,
+  ...extra,
+})
 
 async function setup() {
   const app = await paymentsApp()
@@ -12,8 +23,15 @@ async function setup() {
     const response = await app.deliver('fake', ev(type, data))
     return response.status
   }
-  const payment = async () => (await app.rows('payments'))[0]
-  return { app, send, payment }
+  const payment = async () => {
+    const [row] = await app.rows('payments')
+    return row
+  }
+  const paymentStatus = async () => {
+    const row = await payment()
+    return row.status
+  }
+  return { app, send, payment, paymentStatus }
 }
 
 test.group('Payment row (§3.2)', () => {
@@ -28,14 +46,16 @@ test.group('Payment row (§3.2)', () => {
   })
 
   test('payment.succeeded moves a failed payment to paid', async ({ assert }) => {
-    const { send, payment } = await setup()
+    const { send, payment, paymentStatus } = await setup()
     await send('payment.failed', pay())
-    assert.equal((await payment()).status, 'failed')
+    assert.equal(await paymentStatus(), 'failed')
     await send('payment.succeeded', pay())
-    assert.equal((await payment()).status, 'paid')
+    assert.equal(await paymentStatus(), 'paid')
   })
 
-  test('payment.refunded writes the payment off as a whole refund, from any state', async ({ assert }) => {
+  test('payment.refunded writes the payment off as a whole refund, from any state', async ({
+    assert,
+  }) => {
     const { send, payment } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.refunded', pay())
@@ -68,18 +88,23 @@ test.group('Payment row (§3.2)', () => {
   })
 
   test('a disputed payment never leaves disputed on payment.updated', async ({ assert }) => {
-    const { send, payment } = await setup()
+    const { send, payment, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.disputed', dispute())
     await send('payment.updated', pay({ status: 'paid' }))
-    assert.equal((await payment()).status, 'disputed')
+    assert.equal(await paymentStatus(), 'disputed')
   })
 
-  test('payment.dispute_warning writes a dispute row and changes nothing else', async ({ assert }) => {
-    const { app, send, payment } = await setup()
+  test('payment.dispute_warning writes a dispute row and changes nothing else', async ({
+    assert,
+  }) => {
+    const { app, send, payment, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
-    await send('payment.dispute_warning', dispute({ actionableUntil: '2030-01-02T00:00:00.000Z', reason: 'fraudulent' }))
-    assert.equal((await payment()).status, 'paid')
+    await send(
+      'payment.dispute_warning',
+      dispute({ actionableUntil: '2030-01-02T00:00:00.000Z', reason: 'fraudulent' })
+    )
+    assert.equal(await paymentStatus(), 'paid')
     const [row] = await app.rows('disputes')
     assert.equal(row.status, 'warning')
     assert.equal(row.reason, 'fraudulent')
@@ -87,54 +112,58 @@ test.group('Payment row (§3.2)', () => {
   })
 
   test('payment.disputed moves paid to disputed and writes the dispute row', async ({ assert }) => {
-    const { app, send, payment } = await setup()
+    const { app, send, payment, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.disputed', dispute())
-    assert.equal((await payment()).status, 'disputed')
-    assert.equal((await app.rows('disputes'))[0].status, 'open')
+    assert.equal(await paymentStatus(), 'disputed')
+    const [row] = await app.rows('disputes')
+    assert.equal(row.status, 'open')
   })
 
   test('a dispute closed as won restores paid', async ({ assert }) => {
-    const { app, send, payment } = await setup()
+    const { app, send, payment, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.disputed', dispute())
     await send('payment.dispute_closed', dispute({ outcome: 'won' }))
-    assert.equal((await payment()).status, 'paid')
+    assert.equal(await paymentStatus(), 'paid')
     const [row] = await app.rows('disputes')
     assert.deepEqual([row.status, row.outcome], ['closed', 'won'])
   })
 
   for (const outcome of ['lost', 'expired', 'canceled']) {
     test(`a dispute closed as ${outcome} keeps the payment disputed`, async ({ assert }) => {
-      const { app, send, payment } = await setup()
+      const { app, send, payment, paymentStatus } = await setup()
       await send('payment.succeeded', pay())
       await send('payment.disputed', dispute())
       await send('payment.dispute_closed', dispute({ outcome }))
-      assert.equal((await payment()).status, 'disputed')
-      assert.equal((await app.rows('disputes'))[0].outcome, outcome)
+      assert.equal(await paymentStatus(), 'disputed')
+      const [row] = await app.rows('disputes')
+      assert.equal(row.outcome, outcome)
     })
   }
 
-  test('a dispute closed with no outcome leaves the payment unchanged and fails', async ({ assert }) => {
-    const { send, payment } = await setup()
+  test('a dispute closed with no outcome leaves the payment unchanged and fails', async ({
+    assert,
+  }) => {
+    const { send, payment, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.disputed', dispute())
     assert.equal(await send('payment.dispute_closed', dispute()), 500)
-    assert.equal((await payment()).status, 'disputed')
+    assert.equal(await paymentStatus(), 'disputed')
   })
 })
 
 test.group('Payment ordering and refunds', () => {
   test('out-of-order events never move a payment backwards', async ({ assert }) => {
-    const { send, payment } = await setup()
+    const { send, payment, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.failed', pay())
-    assert.equal((await payment()).status, 'paid')
+    assert.equal(await paymentStatus(), 'paid')
     await send('payment.updated', pay({ status: 'pending' }))
-    assert.equal((await payment()).status, 'paid')
+    assert.equal(await paymentStatus(), 'paid')
     await send('payment.refunded', pay())
     await send('payment.succeeded', pay())
-    assert.equal((await payment()).status, 'refunded')
+    assert.equal(await paymentStatus(), 'refunded')
   })
 
   test('partial refunds accumulate across refund ids; the last one makes payment.refunded', async ({
@@ -173,7 +202,11 @@ test.group('Payment ordering and refunds', () => {
 
   test('subscriptions are upserted; canceled is final', async ({ assert }) => {
     const { app, send } = await setup()
-    await send('subscription.created', { subscriptionId: 'sub_1', status: 'active', customerId: 'c1' })
+    await send('subscription.created', {
+      subscriptionId: 'sub_1',
+      status: 'active',
+      customerId: 'c1',
+    })
     await send('subscription.updated', { subscriptionId: 'sub_1', status: 'past_due' })
     let [row] = await app.rows('subscriptions')
     assert.deepEqual([row.status, row.customer_id], ['past_due', 'c1'])

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { defineConfig, gateways } from '../../src/payments/main.ts'
-import { fakeEvent, paymentsApp } from './helpers.ts'
+import { fakeEvent, paymentsApp, statusOf } from './helpers.ts'
 
 const HANDLER_CLASS = (type: string) => `
 export default class Handler {
@@ -20,7 +20,10 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
     assert,
   }) => {
     await assert.rejects(
-      () => paymentsApp({ config: { providers: { stripe: gateways.stripe({ webhookSecret: undefined }) } } }),
+      () =>
+        paymentsApp({
+          config: { providers: { stripe: gateways.stripe({ webhookSecret: undefined }) } },
+        }),
       'Missing webhook credential for provider "stripe" (route POST /payments/webhook/stripe): set "providers.stripe" webhookSecret in config/payments.ts (env STRIPE_WEBHOOK_SECRET), or add "stripe" to allowUnverifiedWebhooks to accept unverified deliveries'
     )
   })
@@ -39,7 +42,7 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
       headers: { 'content-type': 'application/json', 'asaas-access-token': 'x' },
     })
     assert.equal(response.status, 400)
-    assert.match((await response.json()).error, /asaas has no webhookToken/)
+    assert.match(((await response.json()) as any).error, /asaas has no webhookToken/)
   })
 
   test('gateways that sign nothing mount without any credential', ({ assert }) => {
@@ -63,10 +66,14 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
     fs,
   }) => {
     await fs.create('app/payment_handlers/captured.ts', HANDLER_CLASS('payment.captured'))
-    const app = await paymentsApp({ config: { billing: { passthroughEvents: ['payment.captured'] } } })
+    const app = await paymentsApp({
+      config: { billing: { passthroughEvents: ['payment.captured'] } },
+    })
     const response = await app.deliver('fake', fakeEvent('evt_cap', 'payment.captured', {}))
     assert.equal(response.status, 200)
-    assert.deepEqual((globalThis as any).__paymentsSeen, [['Handler', 'evt_cap', 'payment.captured']])
+    assert.deepEqual((globalThis as any).__paymentsSeen, [
+      ['Handler', 'evt_cap', 'payment.captured'],
+    ])
   })
 
   test('two handlers claiming one type stop the boot, naming both', async ({ assert, fs }) => {
@@ -78,7 +85,10 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
     )
   })
 
-  test('a config handler and a folder handler for one type are refused too', async ({ assert, fs }) => {
+  test('a config handler and a folder handler for one type are refused too', async ({
+    assert,
+    fs,
+  }) => {
     await fs.create('app/payment_handlers/succeeded.ts', HANDLER_CLASS('payment.succeeded'))
     await assert.rejects(
       () => paymentsApp({ config: { billing: { handlers: { 'payment.succeeded': () => {} } } } }),
@@ -92,8 +102,13 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
   }) => {
     await fs.create('app/payment_handlers/payment_succeeded.ts', HANDLER_CLASS('payment.succeeded'))
     const app = await paymentsApp()
-    await app.deliver('fake', fakeEvent('evt_h', 'payment.succeeded', { paymentId: 'p', amount: 1 }))
-    assert.deepEqual((globalThis as any).__paymentsSeen, [['Handler', 'evt_h', 'payment.succeeded']])
+    await app.deliver(
+      'fake',
+      fakeEvent('evt_h', 'payment.succeeded', { paymentId: 'p', amount: 1 })
+    )
+    assert.deepEqual((globalThis as any).__paymentsSeen, [
+      ['Handler', 'evt_h', 'payment.succeeded'],
+    ])
   })
 
   test('boot adds billing_payments.external_reference to installs that predate it (§9), once', async ({
@@ -108,8 +123,13 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
     })
     await schema().alterTable('billing_payments', (table) => table.dropColumn('external_reference'))
     await app.db.connection().table('billing_payments').insert({
-      provider: 'fake', payment_id: 'old', status: 'paid', amount: 1, refunded_amount: 0,
-      created_at: new Date(), updated_at: new Date(),
+      provider: 'fake',
+      payment_id: 'old',
+      status: 'paid',
+      amount: 1,
+      refunded_amount: 0,
+      created_at: new Date(),
+      updated_at: new Date(),
     })
     const manager = await app.app.container.make('atrium.payments')
     assert.isTrue(await manager.store.ensureSchema())
@@ -119,7 +139,9 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
     assert.isNull(await manager.findPaymentByExternalReference('old'))
   })
 
-  test('routes.enabled false mounts nothing until the app calls registerRoutes()', async ({ assert }) => {
+  test('routes.enabled false mounts nothing until the app calls registerRoutes()', async ({
+    assert,
+  }) => {
     const { registerRoutes } = await import('../../src/payments/main.ts')
     const app = await paymentsApp({
       config: { routes: { enabled: false } },
@@ -128,7 +150,7 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
       },
     })
     const event = fakeEvent('evt_r', 'payment.succeeded', { paymentId: 'p', amount: 1 })
-    assert.equal((await app.deliver('fake', event)).status, 404)
+    assert.equal(await statusOf(app.deliver('fake', event)), 404)
     const { signedWebhook } = await import('../../src/payments/testing.ts')
     const signed = signedWebhook('fake', event, { webhookSecret: 'fake-secret' })
     const response = await fetch(`${app.url}/hooks/payments/webhook/fake`, {

@@ -104,7 +104,11 @@ export const FIXTURES: Record<string, GatewayFixture> = {
           reference_id: `order-${id}`,
           status: 'PAID',
           paid_at: '2024-06-12T16:45:03.000-03:00',
-          amount: { value: 9990, currency: 'BRL', summary: { total: 9990, paid: 9990, refunded: 0 } },
+          amount: {
+            value: 9990,
+            currency: 'BRL',
+            summary: { total: 9990, paid: 9990, refunded: 0 },
+          },
         },
       ],
     }),
@@ -172,7 +176,13 @@ export const FIXTURES: Record<string, GatewayFixture> = {
     payload: (id) => ({
       id: `fake_${id}`,
       type: 'payment.succeeded',
-      data: { paymentId: `fp_${id}`, amount: 700, currency: 'BRL', externalReference: `order-${id}`, note: NOTE },
+      data: {
+        paymentId: `fp_${id}`,
+        amount: 700,
+        currency: 'BRL',
+        externalReference: `order-${id}`,
+        note: NOTE,
+      },
     }),
     paymentId: (id) => `fp_${id}`,
     amount: 700,
@@ -181,7 +191,15 @@ export const FIXTURES: Record<string, GatewayFixture> = {
 }
 
 /** Gateways that sign their deliveries */
-export const SIGNED = ['stripe', 'abacatepay', 'asaas', 'woovi', 'pagbank', 'adyen', 'fake'] as const
+export const SIGNED = [
+  'stripe',
+  'abacatepay',
+  'asaas',
+  'woovi',
+  'pagbank',
+  'adyen',
+  'fake',
+] as const
 
 /** Credentials that are well formed but wrong */
 export const WRONG_CREDENTIALS: Record<string, Record<string, unknown>> = {

@@ -33,7 +33,12 @@ function junk(random: () => number, depth = 0): unknown {
     case 3:
       return ''
     case 4:
-      return String.fromCharCode(...Array.from({ length: 1 + Math.floor(random() * 12) }, () => 32 + Math.floor(random() * 0x2fff)))
+      return String.fromCharCode(
+        ...Array.from(
+          { length: 1 + Math.floor(random() * 12) },
+          () => 32 + Math.floor(random() * 0x2fff)
+        )
+      )
     case 5:
       return -1e21
     case 6:
@@ -68,7 +73,9 @@ function mangled(provider: string, random: () => number) {
 function body(provider: string, random: () => number): string | Buffer {
   const kind = Math.floor(random() * 4)
   if (kind === 0) {
-    return Buffer.from(Array.from({ length: Math.floor(random() * 200) }, () => Math.floor(random() * 256)))
+    return Buffer.from(
+      Array.from({ length: Math.floor(random() * 200) }, () => Math.floor(random() * 256))
+    )
   }
   if (kind === 1) {
     return JSON.stringify(junk(random))
@@ -86,9 +93,12 @@ function body(provider: string, random: () => number): string | Buffer {
 
 function headers(random: () => number) {
   const result: Record<string, string> = {
-    'content-type': ['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream'][
-      Math.floor(random() * 4)
-    ],
+    'content-type': [
+      'application/json',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/octet-stream',
+    ][Math.floor(random() * 4)],
   }
   for (const name of SIGNATURE_HEADERS) {
     if (random() < 0.4) {
@@ -97,7 +107,8 @@ function headers(random: () => number) {
       ).join('')
     }
   }
-  if (random() < 0.3) result['stripe-signature'] = `t=${Math.floor(random() * 2e9)},v1=${'ab'.repeat(32)}`
+  if (random() < 0.3)
+    result['stripe-signature'] = `t=${Math.floor(random() * 2e9)},v1=${'ab'.repeat(32)}`
   return result
 }
 
@@ -111,7 +122,12 @@ test.group('Payments fuzz', () => {
     const statuses = new Map<number, number>()
     const perProvider = 250
     const jobs = providers.flatMap((provider) =>
-      Array.from({ length: perProvider }, () => ({ provider, body: body(provider, random), headers: headers(random), q: random() < 0.2 }))
+      Array.from({ length: perProvider }, () => ({
+        provider,
+        body: body(provider, random),
+        headers: headers(random),
+        q: random() < 0.2,
+      }))
     )
     let next = 0
     const worker = async () => {

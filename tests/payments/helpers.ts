@@ -10,11 +10,14 @@ import { createBillingTables, dropBillingTables } from '../../src/payments/schem
 import { TABLES } from '../../src/payments/store.ts'
 import { signedWebhook, type SignedWebhook } from '../../src/payments/testing.ts'
 
-export const { publicKey: WOOVI_PUBLIC_KEY, privateKey: WOOVI_PRIVATE_KEY } = generateKeyPairSync('rsa', {
-  modulusLength: 2048,
-  publicKeyEncoding: { type: 'spki', format: 'pem' },
-  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-})
+export const { publicKey: WOOVI_PUBLIC_KEY, privateKey: WOOVI_PRIVATE_KEY } = generateKeyPairSync(
+  'rsa',
+  {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  }
+)
 
 /** Credentials every test app is configured with */
 export const CREDENTIALS = {
@@ -109,4 +112,12 @@ export async function paymentsApp(
  */
 export function fakeEvent(id: string, type: string, data: Record<string, unknown>) {
   return { id, type, data }
+}
+
+/**
+ * The status of a response once it arrives.
+ */
+export async function statusOf(pending: Promise<Response> | Response) {
+  const response = await pending
+  return response.status
 }

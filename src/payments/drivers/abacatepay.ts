@@ -3,7 +3,15 @@ import { reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
 import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
-import { header, isObject, jsonObject, optionalString, queryValue, requiredString, safeCompare } from './helpers.ts'
+import {
+  header,
+  isObject,
+  jsonObject,
+  optionalString,
+  queryValue,
+  requiredString,
+  safeCompare,
+} from './helpers.ts'
 
 export interface AbacatePayGatewayOptions {
   /** The `webhookSecret` query parameter set on the webhook URL (ABACATEPAY_WEBHOOK_SECRET) */

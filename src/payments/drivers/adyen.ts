@@ -9,7 +9,14 @@ import type {
   WebhookRequest,
   WebhookVerification,
 } from '../types.ts'
-import { isObject, isoDate, jsonObject, optionalString, requiredString, safeCompare } from './helpers.ts'
+import {
+  isObject,
+  isoDate,
+  jsonObject,
+  optionalString,
+  requiredString,
+  safeCompare,
+} from './helpers.ts'
 
 export interface AdyenGatewayOptions {
   /** The HMAC key (hex) generated for the webhook in the Customer Area (ADYEN_HMAC_KEY) */
@@ -44,7 +51,11 @@ export function adyenItemSignature(item: Record<string, any>, hexKey: string) {
     .digest('base64')
 }
 
-const WARNINGS = new Set(['NOTIFICATION_OF_CHARGEBACK', 'REQUEST_FOR_INFORMATION', 'NOTIFICATION_OF_FRAUD'])
+const WARNINGS = new Set([
+  'NOTIFICATION_OF_CHARGEBACK',
+  'REQUEST_FOR_INFORMATION',
+  'NOTIFICATION_OF_FRAUD',
+])
 const CLOSED: Record<string, DisputeOutcome> = {
   CHARGEBACK_REVERSED: 'won',
   PREARBITRATION_WON: 'won',
@@ -130,11 +141,20 @@ export class AdyenDriver implements PaymentDriver {
         return {
           ...base,
           type: success ? 'payment.succeeded' : 'payment.failed',
-          data: { paymentId: psp, ...money, status: success ? 'paid' : 'failed', externalReference },
+          data: {
+            paymentId: psp,
+            ...money,
+            status: success ? 'paid' : 'failed',
+            externalReference,
+          },
         }
       case 'CANCELLATION':
         return success
-          ? { ...base, type: 'payment.failed', data: { paymentId, status: 'failed', externalReference } }
+          ? {
+              ...base,
+              type: 'payment.failed',
+              data: { paymentId, status: 'failed', externalReference },
+            }
           : { ...base, type: 'cancellation_failed', data: item }
       case 'REFUND':
         // Adyen reports each refund alone; the processor sums refunds per payment
@@ -142,7 +162,11 @@ export class AdyenDriver implements PaymentDriver {
           ? {
               ...base,
               type: 'payment.updated',
-              data: { paymentId, externalReference, refunds: [{ id: psp, amount: money.amount ?? 0 }] },
+              data: {
+                paymentId,
+                externalReference,
+                refunds: [{ id: psp, amount: money.amount ?? 0 }],
+              },
             }
           : { ...base, type: 'refund_failed', data: item }
       case 'CHARGEBACK':
@@ -182,7 +206,9 @@ function dispute(
     paymentId,
     ...money,
     reason: optionalString(item.reason),
-    actionableUntil: isoDate(item.additionalData?.defenseDeadline ?? item.additionalData?.defensePeriodEndsAt),
+    actionableUntil: isoDate(
+      item.additionalData?.defenseDeadline ?? item.additionalData?.defensePeriodEndsAt
+    ),
     externalReference,
   }
 }

@@ -2,7 +2,15 @@ import { reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { toMinorUnits } from '../money.ts'
 import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
-import { header, isObject, isoDate, jsonObject, optionalString, requiredString, safeCompare } from './helpers.ts'
+import {
+  header,
+  isObject,
+  isoDate,
+  jsonObject,
+  optionalString,
+  requiredString,
+  safeCompare,
+} from './helpers.ts'
 
 export interface AsaasGatewayOptions {
   /** The access token set on the webhook in Asaas (ASAAS_WEBHOOK_TOKEN) */
@@ -113,7 +121,9 @@ export class AsaasDriver implements PaymentDriver {
           data: {
             ...common,
             status: 'paid',
-            paidAt: isoDate(payment.clientPaymentDate ?? payment.paymentDate ?? payment.confirmedDate),
+            paidAt: isoDate(
+              payment.clientPaymentDate ?? payment.paymentDate ?? payment.confirmedDate
+            ),
           },
         }
       case 'PAYMENT_OVERDUE':
@@ -124,12 +134,10 @@ export class AsaasDriver implements PaymentDriver {
         return { ...base, type: 'payment.refunded', data: common }
       case 'PAYMENT_PARTIALLY_REFUNDED': {
         const refunds = Array.isArray(payment.refunds)
-          ? payment.refunds
-              .filter(isObject)
-              .map((refund: Record<string, any>, index: number) => ({
-                id: optionalString(refund.id) ?? `${paymentId}:refund:${index}`,
-                amount: toMinorUnits(refund.value, 'BRL'),
-              }))
+          ? payment.refunds.filter(isObject).map((refund: Record<string, any>, index: number) => ({
+              id: optionalString(refund.id) ?? `${paymentId}:refund:${index}`,
+              amount: toMinorUnits(refund.value, 'BRL'),
+            }))
           : []
         return { ...base, type: 'payment.updated', data: { ...common, refunds } }
       }
@@ -145,7 +153,8 @@ export class AsaasDriver implements PaymentDriver {
         const chargeback = isObject(payment.chargeback) ? payment.chargeback : {}
         return {
           ...base,
-          type: name === 'PAYMENT_CHARGEBACK_REQUESTED' ? 'payment.disputed' : passthroughType(name),
+          type:
+            name === 'PAYMENT_CHARGEBACK_REQUESTED' ? 'payment.disputed' : passthroughType(name),
           data: {
             disputeId: `${paymentId}:chargeback`,
             paymentId,

@@ -62,7 +62,10 @@ export class EfiDriver implements PaymentDriver {
           provider,
           raw: entry,
           occurredAt: isoDate(refund.horario?.liquidacao ?? refund.horario?.solicitacao),
-          data: { ...common, refunds: [{ id: refundId, amount: toMinorUnits(refund.valor, 'BRL') }] },
+          data: {
+            ...common,
+            refunds: [{ id: refundId, amount: toMinorUnits(refund.valor, 'BRL') }],
+          },
         }
       })
     })

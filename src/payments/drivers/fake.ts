@@ -1,7 +1,14 @@
 import { createHmac } from 'node:crypto'
 import { reject } from '../errors.ts'
 import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
-import { header, isObject, jsonObject, optionalString, requiredString, safeCompare } from './helpers.ts'
+import {
+  header,
+  isObject,
+  jsonObject,
+  optionalString,
+  requiredString,
+  safeCompare,
+} from './helpers.ts'
 import { WEBHOOK_EVENT_TYPES } from '../types.ts'
 
 export interface FakeGatewayOptions {

@@ -3,7 +3,15 @@ import { reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
 import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
-import { header, isObject, isoDate, jsonObject, optionalString, requiredString, safeCompare } from './helpers.ts'
+import {
+  header,
+  isObject,
+  isoDate,
+  jsonObject,
+  optionalString,
+  requiredString,
+  safeCompare,
+} from './helpers.ts'
 
 export interface PagBankGatewayOptions {
   /** Token used for `x-authenticity-token` (PAGBANK_WEBHOOK_TOKEN); defaults to `token` */
@@ -61,7 +69,8 @@ export class PagBankDriver implements PaymentDriver {
         paymentId: chargeId,
         amount,
         currency: optionalString(amountInfo.currency) ?? 'BRL',
-        externalReference: optionalString(charge.reference_id) ?? optionalString(order.reference_id),
+        externalReference:
+          optionalString(charge.reference_id) ?? optionalString(order.reference_id),
         customerId: optionalString(order.customer?.tax_id),
       }
       const base = {
@@ -74,8 +83,16 @@ export class PagBankDriver implements PaymentDriver {
         // PagBank reports the cumulative refunded amount of the charge
         const refunds = [{ id: `${chargeId}:cumulative`, amount: refunded }]
         return refunded >= amount
-          ? { ...base, type: 'payment.refunded', data: { ...common, refundedAmount: refunded, refunds } }
-          : { ...base, type: 'payment.updated', data: { ...common, refundedAmount: refunded, refunds } }
+          ? {
+              ...base,
+              type: 'payment.refunded',
+              data: { ...common, refundedAmount: refunded, refunds },
+            }
+          : {
+              ...base,
+              type: 'payment.updated',
+              data: { ...common, refundedAmount: refunded, refunds },
+            }
       }
       switch (status) {
         case 'PAID':

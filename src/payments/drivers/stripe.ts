@@ -94,7 +94,13 @@ export class StripeDriver implements PaymentDriver {
     }
     const id = requiredString(event.id, 'event id')
     const type = requiredString(event.type, 'event type')
-    return { id, provider, raw: event, occurredAt: fromUnix(event.created), ...map(type, event.data.object) }
+    return {
+      id,
+      provider,
+      raw: event,
+      occurredAt: fromUnix(event.created),
+      ...map(type, event.data.object),
+    }
   }
 }
 
@@ -199,9 +205,14 @@ function map(type: string, object: Record<string, any>): { type: string; data: u
         data: {
           subscriptionId: requiredString(object.id, 'subscription id'),
           customerId: optionalString(object.customer),
-          status: type === 'customer.subscription.deleted' ? 'canceled' : optionalString(object.status) ?? undefined,
+          status:
+            type === 'customer.subscription.deleted'
+              ? 'canceled'
+              : (optionalString(object.status) ?? undefined),
           planId: optionalString(price?.id ?? object.plan?.id),
-          currentPeriodEnd: fromUnix(object.current_period_end ?? object.items?.data?.[0]?.current_period_end),
+          currentPeriodEnd: fromUnix(
+            object.current_period_end ?? object.items?.data?.[0]?.current_period_end
+          ),
           canceledAt: fromUnix(object.canceled_at),
           externalReference: reference(object),
         },

@@ -3,7 +3,15 @@ import { reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
 import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
-import { header, isObject, isoDate, jsonObject, optionalString, requiredString, safeCompare } from './helpers.ts'
+import {
+  header,
+  isObject,
+  isoDate,
+  jsonObject,
+  optionalString,
+  requiredString,
+  safeCompare,
+} from './helpers.ts'
 
 export interface WooviGatewayOptions {
   /** Woovi's public key, PEM or base64-encoded PEM (WOOVI_WEBHOOK_PUBLIC_KEY) */
@@ -120,7 +128,11 @@ export class WooviDriver implements PaymentDriver {
           data: { ...common, status: 'failed' },
         }
       case 'OPENPIX:TRANSACTION_REFUND_RECEIVED': {
-        const refund = isObject(body.refund) ? body.refund : isObject(pix?.refund) ? pix.refund : pix
+        const refund = isObject(body.refund)
+          ? body.refund
+          : isObject(pix?.refund)
+            ? pix.refund
+            : pix
         const refundId = requiredString(
           refund?.refundId ?? refund?.endToEndId ?? refund?.correlationID,
           'refund id'
