@@ -46,7 +46,7 @@ test.group('Payment row (§3.2)', () => {
   })
 
   test('payment.succeeded moves a failed payment to paid', async ({ assert }) => {
-    const { send, payment, paymentStatus } = await setup()
+    const { send, paymentStatus } = await setup()
     await send('payment.failed', pay())
     assert.equal(await paymentStatus(), 'failed')
     await send('payment.succeeded', pay())
@@ -88,7 +88,7 @@ test.group('Payment row (§3.2)', () => {
   })
 
   test('a disputed payment never leaves disputed on payment.updated', async ({ assert }) => {
-    const { send, payment, paymentStatus } = await setup()
+    const { send, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.disputed', dispute())
     await send('payment.updated', pay({ status: 'paid' }))
@@ -98,7 +98,7 @@ test.group('Payment row (§3.2)', () => {
   test('payment.dispute_warning writes a dispute row and changes nothing else', async ({
     assert,
   }) => {
-    const { app, send, payment, paymentStatus } = await setup()
+    const { app, send, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send(
       'payment.dispute_warning',
@@ -112,7 +112,7 @@ test.group('Payment row (§3.2)', () => {
   })
 
   test('payment.disputed moves paid to disputed and writes the dispute row', async ({ assert }) => {
-    const { app, send, payment, paymentStatus } = await setup()
+    const { app, send, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.disputed', dispute())
     assert.equal(await paymentStatus(), 'disputed')
@@ -121,7 +121,7 @@ test.group('Payment row (§3.2)', () => {
   })
 
   test('a dispute closed as won restores paid', async ({ assert }) => {
-    const { app, send, payment, paymentStatus } = await setup()
+    const { app, send, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.disputed', dispute())
     await send('payment.dispute_closed', dispute({ outcome: 'won' }))
@@ -132,7 +132,7 @@ test.group('Payment row (§3.2)', () => {
 
   for (const outcome of ['lost', 'expired', 'canceled']) {
     test(`a dispute closed as ${outcome} keeps the payment disputed`, async ({ assert }) => {
-      const { app, send, payment, paymentStatus } = await setup()
+      const { app, send, paymentStatus } = await setup()
       await send('payment.succeeded', pay())
       await send('payment.disputed', dispute())
       await send('payment.dispute_closed', dispute({ outcome }))
@@ -145,7 +145,7 @@ test.group('Payment row (§3.2)', () => {
   test('a dispute closed with no outcome leaves the payment unchanged and fails', async ({
     assert,
   }) => {
-    const { send, payment, paymentStatus } = await setup()
+    const { send, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.disputed', dispute())
     assert.equal(await send('payment.dispute_closed', dispute()), 500)
@@ -155,7 +155,7 @@ test.group('Payment row (§3.2)', () => {
 
 test.group('Payment ordering and refunds', () => {
   test('out-of-order events never move a payment backwards', async ({ assert }) => {
-    const { send, payment, paymentStatus } = await setup()
+    const { send, paymentStatus } = await setup()
     await send('payment.succeeded', pay())
     await send('payment.failed', pay())
     assert.equal(await paymentStatus(), 'paid')
