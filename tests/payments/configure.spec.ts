@@ -61,7 +61,8 @@ test.group('Payments configure', () => {
 
     await assert.fileExists('config/payments.ts')
     await assert.fileContains('config/payments.ts', 'gateways.stripe({')
-    const files = (await readdir(join(fs.basePath, 'database/migrations'))).sort()
+    const files = await readdir(join(fs.basePath, 'database/migrations'))
+    files.sort()
     assert.lengthOf(files, 6, JSON.stringify(files))
     for (const table of [
       'billing_webhook_events',
