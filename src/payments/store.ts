@@ -288,10 +288,16 @@ export class LucidWebhookStore implements WebhookStore {
       case 'payment.succeeded':
       case 'payment.failed':
       case 'payment.refunded':
-      case 'payment.updated':
-        return this.client.transaction((trx) =>
-          this.#syncPayment(trx, event as WebhookEvent<PaymentWebhookData>)
-        )
+      case 'payment.updated': {
+        const payment = event as WebhookEvent<PaymentWebhookData>
+        if (event.type !== 'payment.updated' && !payment.data.refunds?.length) {
+          // The common case, a payment seen for the first time: one statement
+          if (await this.#insertNewPayment(payment)) {
+            return { type: event.type }
+          }
+        }
+        return this.client.transaction((trx) => this.#syncPayment(trx, payment))
+      }
       case 'payment.dispute_warning':
       case 'payment.disputed':
       case 'payment.dispute_closed':
@@ -362,6 +368,77 @@ export class LucidWebhookStore implements WebhookStore {
 
   #isSqlite(trx: TransactionClientContract) {
     return trx.dialect.name === 'better-sqlite3' || trx.dialect.name === 'sqlite3'
+  }
+
+  /**
+   * Inserts the payment row when absent, as one atomic statement; false when
+   * a row exists (the caller then runs the locking path). Refunds recorded
+   * before the payment (out of order) are summed in the same statement.
+   */
+  async #insertNewPayment(event: WebhookEvent<PaymentWebhookData>): Promise<boolean> {
+    const data = event.data
+    const now = new Date()
+    const status: PaymentStatus =
+      event.type === 'payment.succeeded'
+        ? 'paid'
+        : event.type === 'payment.failed'
+          ? 'failed'
+          : 'refunded'
+    const amount = data.amount ?? 0
+    const sqlite =
+      this.client.dialect.name === 'better-sqlite3' || this.client.dialect.name === 'sqlite3'
+    if (sqlite) {
+      // SQLite reports an ignored insert only through changes() on the same connection
+      return this.client.transaction(async (trx) => {
+        await this.#newPaymentQuery(trx, event, status, amount, now)
+        const [{ count }] = await trx.rawQuery('select changes() as count')
+        return Number(count) > 0
+      })
+    }
+    const query = this.#newPaymentQuery(this.client, event, status, amount, now)
+    if (this.client.dialect.name === 'mysql') {
+      const [insertId] = (await query) as unknown as number[]
+      return Number(insertId) > 0
+    }
+    const inserted = (await query.returning('id')) as unknown[]
+    return inserted.length > 0
+  }
+
+  #newPaymentQuery(
+    client: QueryClientContract,
+    event: WebhookEvent<PaymentWebhookData>,
+    status: PaymentStatus,
+    amount: number,
+    now: Date
+  ) {
+    const data = event.data
+    const provider = event.provider
+    return client
+      .table(TABLES.payments)
+      .insert({
+        provider,
+        payment_id: data.paymentId,
+        status,
+        amount,
+        currency: data.currency ?? null,
+        refunded_amount:
+          status === 'refunded'
+            ? (data.refundedAmount ?? amount)
+            : client.raw(
+                `(select coalesce(sum(amount), 0) from ${TABLES.refunds} where provider = ? and payment_id = ?)`,
+                [provider, data.paymentId]
+              ),
+        customer_id: data.customerId ?? null,
+        paid_at:
+          status === 'paid' ? (toDate(data.paidAt) ?? toDate(event.occurredAt) ?? now) : null,
+        ...(this.#hasExternalReference
+          ? { external_reference: data.externalReference ?? null }
+          : {}),
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict(['provider', 'payment_id'])
+      .ignore()
   }
 
   async #syncPayment(
