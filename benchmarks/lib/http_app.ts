@@ -58,9 +58,13 @@ export interface LoadResult {
 export function runLoad(plan: Record<string, unknown>): Promise<LoadResult> {
   const script = fileURLToPath(new URL('./load.ts', import.meta.url))
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import=@poppinss/ts-exec', script, JSON.stringify(plan)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    const child = spawn(
+      process.execPath,
+      ['--import=@poppinss/ts-exec', script, JSON.stringify(plan)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }
+    )
     let output = ''
     child.stdout.on('data', (chunk) => (output += chunk))
     child.on('error', reject)
