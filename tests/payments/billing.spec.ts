@@ -217,3 +217,21 @@ test.group('Payment ordering and refunds', () => {
     assert.isNotNull(row.canceled_at)
   })
 })
+
+test.group('Billing models', () => {
+  test('the Lucid models read the rows the route wrote', async ({ assert }) => {
+    const { send } = await setup()
+    await send('payment.succeeded', { ...pay({ externalReference: 'ord-m' }) })
+    await send('payment.disputed', dispute({ actionableUntil: '2030-01-02T00:00:00.000Z' }))
+    const { BillingPayment, BillingDispute, BillingWebhookEvent } =
+      await import('../../src/payments/models/main.ts')
+    const payment = await BillingPayment.findByOrFail('externalReference', 'ord-m')
+    assert.equal(payment.amount, 1000)
+    assert.equal(payment.status, 'disputed')
+    assert.instanceOf(payment.paidAt, Date)
+    const disputeRow = await BillingDispute.findByOrFail('disputeId', 'dp_1')
+    assert.equal(disputeRow.actionableUntil?.toISOString(), '2030-01-02T00:00:00.000Z')
+    const events = await BillingWebhookEvent.query().where('status', 'processed')
+    assert.lengthOf(events, 2)
+  })
+})
