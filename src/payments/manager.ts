@@ -69,7 +69,10 @@ export class PaymentsManager {
         this.config.billing.handlersPath
       )
       if (options.schema !== false) {
-        await this.store.ensureSchema()
+        // A database not reachable (or not created) yet at boot is retried on first use
+        await this.store
+          .ensureSchema()
+          .catch((error) => debug('external_reference check deferred: %s', error?.message))
       }
       debug('payments ready: %s', [...this.processors.keys()].join(', '))
     })()

@@ -113,6 +113,8 @@ export class LucidWebhookStore implements WebhookStore {
   #connection?: string
   #leaseMs: number
   #hasExternalReference = true
+  /** False until the alteration ran against an existing table */
+  #schemaChecked = false
 
   constructor(db: Database, options: { connection?: string; processingLeaseMs?: number } = {}) {
     this.#db = db
@@ -132,9 +134,11 @@ export class LucidWebhookStore implements WebhookStore {
   async ensureSchema() {
     // A knex schema builder runs every statement it collected: one per call
     if (!(await this.client.schema.hasTable(TABLES.payments))) {
+      // Not migrated yet (an app migrating after boot): checked again on first use
       this.#hasExternalReference = false
       return false
     }
+    this.#schemaChecked = true
     if (await this.client.schema.hasColumn(TABLES.payments, 'external_reference')) {
       this.#hasExternalReference = true
       return false
@@ -239,6 +243,9 @@ export class LucidWebhookStore implements WebhookStore {
   }
 
   async findPaymentByExternalReference(reference: string): Promise<PaymentRow | null> {
+    if (!this.#schemaChecked) {
+      await this.ensureSchema()
+    }
     if (!this.#hasExternalReference) {
       return null
     }
@@ -281,6 +288,9 @@ export class LucidWebhookStore implements WebhookStore {
   }
 
   async sync(event: WebhookEvent): Promise<SyncOutcome> {
+    if (!this.#schemaChecked) {
+      await this.ensureSchema()
+    }
     if (event.type === 'payment.dispute_closed' && !(event.data as DisputeWebhookData)?.outcome) {
       throw new E_DISPUTE_OUTCOME_MISSING([event.id])
     }

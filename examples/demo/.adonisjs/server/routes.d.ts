@@ -4,6 +4,10 @@ type ParamValue = string | number | bigint | boolean
 
 export type ScannedRoutes = {
   ALL: {
+    'atrium.payments.webhook': { paramsTuple: [ParamValue]; params: {'provider': ParamValue} }
+  }
+  POST: {
+    'atrium.payments.webhook': { paramsTuple: [ParamValue]; params: {'provider': ParamValue} }
   }
   GET: {
   }
