@@ -75,8 +75,10 @@ export class WebhookProcessor {
   async handle(request: WebhookRequest, traceId: string = randomUUID()): Promise<DeliveryResult> {
     const events = this.parse(request)
     const result: DeliveryResult = { traceId, processed: [], skipped: [], inFlight: [], failed: [] }
+    // A one-event delivery keeps the gateway's exact text as its raw payload
+    const rawText = events.length === 1 ? request.rawBody.toString('utf8') : undefined
     for (const event of events) {
-      const outcome = await this.processEvent(event, traceId)
+      const outcome = await this.processEvent(event, traceId, rawText)
       if (outcome.status === 'processed') result.processed.push(event.id)
       else if (outcome.status === 'skipped') result.skipped.push(event.id)
       else if (outcome.status === 'in_flight') result.inFlight.push(event.id)
@@ -91,9 +93,10 @@ export class WebhookProcessor {
    */
   async processEvent(
     event: WebhookEvent,
-    traceId: string = randomUUID()
+    traceId: string = randomUUID(),
+    rawText?: string
   ): Promise<{ status: EventOutcome; error?: string }> {
-    const claim = await this.store.claim(event, traceId)
+    const claim = await this.store.claim(event, traceId, rawText)
     if (claim === 'processed') {
       debug('event %s/%s already processed, skipped', event.provider, event.id)
       return { status: 'skipped' }

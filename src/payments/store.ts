@@ -69,7 +69,8 @@ export interface SyncOutcome {
  * ledger, billing tables, audit rows and lookups.
  */
 export interface WebhookStore {
-  claim(event: WebhookEvent, traceId: string): Promise<ClaimResult>
+  /** `rawText`: the delivery's own bytes, stored as is when it carries this one event */
+  claim(event: WebhookEvent, traceId: string, rawText?: string): Promise<ClaimResult>
   markProcessed(event: WebhookEvent): Promise<void>
   markFailed(event: WebhookEvent, error: unknown): Promise<void>
   sync(event: WebhookEvent): Promise<SyncOutcome>
@@ -161,7 +162,7 @@ export class LucidWebhookStore implements WebhookStore {
     return true
   }
 
-  async claim(event: WebhookEvent, traceId: string): Promise<ClaimResult> {
+  async claim(event: WebhookEvent, traceId: string, rawText?: string): Promise<ClaimResult> {
     const now = Date.now()
     try {
       await this.client.table(TABLES.events).insert({
@@ -170,7 +171,7 @@ export class LucidWebhookStore implements WebhookStore {
         type: event.type,
         status: 'recorded',
         attempts: 1,
-        raw: JSON.stringify(event.raw ?? null),
+        raw: rawText ?? JSON.stringify(event.raw ?? null),
         normalized: JSON.stringify({ ...event, raw: undefined }),
         trace_id: traceId,
         locked_until: now + this.#leaseMs,
