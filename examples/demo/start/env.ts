@@ -9,6 +9,12 @@ process.env.PORT ??= '3333'
 process.env.HOST ??= 'localhost'
 process.env.LOG_LEVEL ??= 'info'
 process.env.APP_KEY ??= 'atrium-demo-key-for-local-use-only'
+process.env.STRIPE_WEBHOOK_SECRET ??= 'whsec_demo_secret'
+process.env.ABACATEPAY_WEBHOOK_SECRET ??= 'demo-abacatepay-url-secret'
+process.env.ABACATEPAY_PUBLIC_KEY ??= 'demo-abacatepay-public-key'
+process.env.ASAAS_WEBHOOK_TOKEN ??= 'demo-asaas-token'
+process.env.PAGBANK_WEBHOOK_TOKEN ??= 'demo-pagbank-token'
+process.env.ADYEN_HMAC_KEY ??= '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056'
 
 export default await Env.create(new URL('../', import.meta.url), {
   NODE_ENV: Env.schema.enum(['development', 'production', 'test'] as const),
@@ -17,4 +23,11 @@ export default await Env.create(new URL('../', import.meta.url), {
   LOG_LEVEL: Env.schema.string(),
   APP_KEY: Env.schema.secret(),
   PAGINATION_CURSOR_SECRET: Env.schema.string.optional(),
+  STRIPE_WEBHOOK_SECRET: Env.schema.string.optional(),
+  STRIPE_SECRET_KEY: Env.schema.string.optional(),
+  ABACATEPAY_WEBHOOK_SECRET: Env.schema.string.optional(),
+  ABACATEPAY_PUBLIC_KEY: Env.schema.string.optional(),
+  ASAAS_WEBHOOK_TOKEN: Env.schema.string.optional(),
+  PAGBANK_WEBHOOK_TOKEN: Env.schema.string.optional(),
+  ADYEN_HMAC_KEY: Env.schema.string.optional(),
 })

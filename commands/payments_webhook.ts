@@ -1,0 +1,74 @@
+import { BaseCommand, flags } from '@adonisjs/core/ace'
+import type { CommandOptions } from '@adonisjs/core/types/ace'
+
+/**
+ * Prints the webhook URL and the events to subscribe to for each configured
+ * provider; `--create` registers the endpoint through Stripe's API and
+ * prints the signing secret it returns.
+ */
+export default class PaymentsWebhook extends BaseCommand {
+  static commandName = 'payments:webhook'
+  static description =
+    'Show the webhook URL and events of each payment provider, or create the Stripe endpoint'
+  static options: CommandOptions = { startApp: true }
+
+  @flags.string({ description: 'Public base URL of the app (default APP_URL)' })
+  declare baseUrl?: string
+
+  @flags.boolean({ description: 'Create the endpoint through the gateway API (Stripe)' })
+  declare create?: boolean
+
+  @flags.string({ description: 'Provider to create the endpoint for', default: 'stripe' })
+  declare provider: string
+
+  async run() {
+    const manager = await this.app.container.make('atrium.payments')
+    await manager.init({ schema: false })
+    const base = (this.baseUrl ?? process.env.APP_URL ?? 'http://localhost:3333').replace(
+      /\/+$/,
+      ''
+    )
+    const urlOf = (name: string) => `${base}${manager.config.routes.prefix}/${name}`
+
+    if (this.create) {
+      const driver = manager.drivers.get(this.provider)
+      if (!driver || driver.name !== 'stripe') {
+        this.exitCode = 1
+        this.logger.error(
+          `--create works for a provider using the stripe driver; "${this.provider}" is ${driver ? `a ${driver.name} provider` : 'not configured'}. Create its webhook in the gateway's dashboard with the URL "payments:webhook" prints`
+        )
+        return
+      }
+      const stripe = driver as import('../src/payments/drivers/stripe.ts').StripeDriver
+      if (!stripe.options.apiKey) {
+        this.exitCode = 1
+        this.logger.error(
+          `Missing "providers.${this.provider}" apiKey in config/payments.ts. Set STRIPE_SECRET_KEY to create endpoints`
+        )
+        return
+      }
+      const endpoint = await stripe.client.webhookEndpoints.create({
+        url: urlOf(this.provider),
+        enabled_events: driver.subscribedEvents as any,
+        description: 'Atrium payments webhook',
+      })
+      this.logger.success(`Created Stripe webhook endpoint ${endpoint.id} for ${endpoint.url}`)
+      this.logger.info(`Signing secret: ${endpoint.secret}`)
+      this.logger.info('Set it as STRIPE_WEBHOOK_SECRET: Stripe shows it only once')
+      return
+    }
+
+    const table = this.ui.table()
+    table.head(['Provider', 'Driver', 'Verification', 'URL', 'Events'])
+    for (const [name, driver] of manager.drivers) {
+      table.row([
+        name,
+        driver.name,
+        driver.webhookVerification,
+        urlOf(name),
+        driver.subscribedEvents.join(', '),
+      ])
+    }
+    table.render()
+  }
+}

@@ -1,0 +1,250 @@
+import type { DemoFeature } from './main.ts'
+import { layout } from './layout.ts'
+import { handlerLog, wooviKeys } from './payments_state.ts'
+
+const results: { at: string; gateway: string; status: number; body: string }[] = []
+
+function escape(value: unknown) {
+  return String(value ?? '').replace(/[&<>"]/g, (char) => `&#${char.charCodeAt(0)};`)
+}
+
+/**
+ * One realistic delivery per gateway (ids made unique per click).
+ */
+function payloadFor(gateway: string, n: string): unknown {
+  switch (gateway) {
+    case 'stripe':
+      return {
+        id: `evt_${n}`,
+        object: 'event',
+        type: 'payment_intent.succeeded',
+        created: Math.floor(Date.now() / 1000),
+        data: {
+          object: {
+            id: `pi_${n}`,
+            amount: 2590,
+            amount_received: 2590,
+            currency: 'brl',
+            metadata: { externalReference: `order-${n}` },
+          },
+        },
+      }
+    case 'abacatepay':
+      return {
+        id: `log_${n}`,
+        event: 'billing.paid',
+        devMode: true,
+        data: {
+          billing: { id: `bill_${n}`, amount: 4200, metadata: { externalReference: `order-${n}` } },
+        },
+      }
+    case 'asaas':
+      return {
+        id: `evt_${n}`,
+        event: 'PAYMENT_RECEIVED',
+        payment: {
+          id: `pay_${n}`,
+          value: 129.9,
+          status: 'RECEIVED',
+          externalReference: `order-${n}`,
+        },
+      }
+    case 'woovi':
+      return {
+        event: 'OPENPIX:CHARGE_COMPLETED',
+        charge: {
+          status: 'COMPLETED',
+          value: 1500,
+          correlationID: `order-${n}`,
+          identifier: `chg_${n}`,
+        },
+        pix: { endToEndId: `E${n}`, value: 1500, time: new Date().toISOString() },
+      }
+    case 'pagbank':
+      return {
+        id: `ORDE_${n}`,
+        reference_id: `order-${n}`,
+        charges: [
+          {
+            id: `CHAR_${n}`,
+            status: 'PAID',
+            amount: {
+              value: 9990,
+              currency: 'BRL',
+              summary: { total: 9990, paid: 9990, refunded: 0 },
+            },
+          },
+        ],
+      }
+    case 'adyen':
+      return {
+        live: 'false',
+        notificationItems: [
+          {
+            NotificationRequestItem: {
+              amount: { currency: 'EUR', value: 1130 },
+              eventCode: 'AUTHORISATION',
+              merchantAccountCode: 'DemoMerchant',
+              merchantReference: `order-${n}`,
+              pspReference: `psp${n}`,
+              success: 'true',
+            },
+          },
+        ],
+      }
+    case 'efi':
+      return {
+        pix: [
+          {
+            endToEndId: `E${n}`,
+            txid: `demo${n}`.padEnd(30, '0'),
+            valor: '110.50',
+            horario: new Date().toISOString(),
+          },
+        ],
+      }
+    case 'infinitepay':
+      return {
+        invoice_slug: `inv-${n}`,
+        amount: 1000,
+        paid_amount: 1000,
+        transaction_nsu: `tx-${n}`,
+        order_nsu: `order-${n}`,
+      }
+    default:
+      return {}
+  }
+}
+
+/** The fake gateway walks one payment through all ten canonical types */
+function fakeSequence(n: string) {
+  const paymentId = `fake_pay_${n}`
+  const dispute = { disputeId: `fake_dp_${n}`, paymentId, amount: 1000, currency: 'BRL' }
+  const subscription = { subscriptionId: `fake_sub_${n}`, customerId: 'cus_demo' }
+  return [
+    [
+      'payment.succeeded',
+      { paymentId, amount: 1000, currency: 'BRL', externalReference: `order-${n}` },
+    ],
+    ['payment.updated', { paymentId, refunds: [{ id: `re_${n}`, amount: 250 }] }],
+    [
+      'payment.dispute_warning',
+      { ...dispute, actionableUntil: new Date(Date.now() + 7 * 864e5).toISOString() },
+    ],
+    ['payment.disputed', dispute],
+    ['payment.dispute_closed', { ...dispute, outcome: 'won' }],
+    ['payment.refunded', { paymentId, amount: 1000, currency: 'BRL' }],
+    ['payment.failed', { paymentId: `fake_failed_${n}`, amount: 500, currency: 'BRL' }],
+    ['subscription.created', { ...subscription, status: 'active' }],
+    ['subscription.updated', { ...subscription, status: 'past_due' }],
+    ['subscription.canceled', subscription],
+  ].map(([type, data], index) => ({ id: `fake_${n}_${index}`, type, data }))
+}
+
+function table(rows: Record<string, unknown>[], columns: string[]) {
+  if (rows.length === 0) return '<p><em>none yet</em></p>'
+  return `<table><tr>${columns.map((column) => `<th>${column}</th>`).join('')}</tr>${rows
+    .map((row) => `<tr>${columns.map((column) => `<td>${escape(row[column])}</td>`).join('')}</tr>`)
+    .join('')}</table>`
+}
+
+/**
+ * Sends signed test deliveries of every gateway to the app's own webhook
+ * route and shows the ledger, the billing rows and what the handlers saw.
+ */
+export const payments: DemoFeature = {
+  title: 'Payment webhooks',
+  description: 'Signed deliveries from eight gateways, an idempotent ledger and billing tables.',
+  path: '/payments',
+  routes(router) {
+    router.post('/payments/demo/send/:gateway', async ({ params, response }) => {
+      const { default: env } = await import('../start/env.ts')
+      const { signedWebhook } = await import('adonis-atrium/payments/testing')
+      const gateway = String(params.gateway)
+      const n = `${Date.now()}${Math.floor(Math.random() * 1000)}`
+      const credentials = {
+        webhookSecret:
+          gateway === 'abacatepay'
+            ? env.get('ABACATEPAY_WEBHOOK_SECRET')
+            : gateway === 'fake'
+              ? 'demo-fake-secret'
+              : env.get('STRIPE_WEBHOOK_SECRET'),
+        publicKey: env.get('ABACATEPAY_PUBLIC_KEY'),
+        webhookToken:
+          gateway === 'asaas' ? env.get('ASAAS_WEBHOOK_TOKEN') : env.get('PAGBANK_WEBHOOK_TOKEN'),
+        hmacKey: env.get('ADYEN_HMAC_KEY'),
+        privateKey: wooviKeys.privateKey,
+      }
+      const deliveries =
+        gateway === 'fake'
+          ? fakeSequence(n).map((event) => signedWebhook('fake', event, credentials))
+          : [signedWebhook(gateway, payloadFor(gateway, n), credentials)]
+      for (const delivery of deliveries) {
+        const query = delivery.query ? `?${new URLSearchParams(delivery.query)}` : ''
+        const answer = await fetch(
+          `http://127.0.0.1:${env.get('PORT')}/payments/webhook/${gateway}${query}`,
+          {
+            method: 'POST',
+            headers: delivery.headers,
+            body: delivery.body,
+          }
+        )
+        results.unshift({
+          at: new Date().toISOString(),
+          gateway,
+          status: answer.status,
+          body: await answer.text(),
+        })
+      }
+      results.length = Math.min(results.length, 20)
+      return response.redirect('/payments')
+    })
+
+    router.get('/payments', async () => {
+      const { default: db } = await import('@adonisjs/lucid/services/db')
+      const latest = (name: string) => db.from(name).orderBy('id', 'desc').limit(15)
+      const [events, paymentsRows, refunds, disputes, subscriptions, audit] = await Promise.all([
+        latest('billing_webhook_events'),
+        latest('billing_payments'),
+        latest('billing_refunds'),
+        latest('billing_disputes'),
+        latest('billing_subscriptions'),
+        latest('billing_audit_events'),
+      ])
+      const gateways = [
+        'stripe',
+        'abacatepay',
+        'asaas',
+        'woovi',
+        'pagbank',
+        'adyen',
+        'efi',
+        'infinitepay',
+        'fake',
+      ]
+      const buttons = gateways
+        .map(
+          (gateway) =>
+            `<form method="post" action="/payments/demo/send/${gateway}" style="display:inline"><button>${gateway === 'fake' ? 'fake: all ten types' : gateway}</button></form>`
+        )
+        .join(' ')
+      return layout(
+        'Payment webhooks',
+        `<p>Each button signs a delivery exactly as that gateway signs it and posts it to
+        <code>POST /payments/webhook/:provider</code> on this app.</p>
+        <p>${buttons}</p>
+        <h2>Responses</h2>${table(results, ['at', 'gateway', 'status', 'body'])}
+        <h2>Handlers saw</h2>${table(
+          handlerLog.map((entry) => ({ ...entry, data: JSON.stringify(entry.data) })),
+          ['at', 'provider', 'type', 'id', 'data']
+        )}
+        <h2>Ledger (billing_webhook_events)</h2>${table(events, ['id', 'provider', 'event_id', 'type', 'status', 'attempts', 'error'])}
+        <h2>billing_payments</h2>${table(paymentsRows, ['provider', 'payment_id', 'status', 'amount', 'refunded_amount', 'currency', 'external_reference'])}
+        <h2>billing_refunds</h2>${table(refunds, ['provider', 'refund_id', 'payment_id', 'amount'])}
+        <h2>billing_disputes</h2>${table(disputes, ['provider', 'dispute_id', 'payment_id', 'status', 'outcome', 'actionable_until'])}
+        <h2>billing_subscriptions</h2>${table(subscriptions, ['provider', 'subscription_id', 'status', 'canceled_at'])}
+        <h2>billing_audit_events</h2>${table(audit, ['provider', 'type', 'reason'])}`
+      )
+    })
+  },
+}

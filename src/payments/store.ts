@@ -1,0 +1,694 @@
+import type { Database } from '@adonisjs/lucid/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import debug from './debug.ts'
+import { E_DISPUTE_OUTCOME_MISSING } from './errors.ts'
+import type {
+  DisputeWebhookData,
+  PaymentStatus,
+  PaymentWebhookData,
+  RefundData,
+  SubscriptionWebhookData,
+  WebhookEvent,
+} from './types.ts'
+
+export const TABLES = {
+  events: 'billing_webhook_events',
+  payments: 'billing_payments',
+  subscriptions: 'billing_subscriptions',
+  disputes: 'billing_disputes',
+  audit: 'billing_audit_events',
+  refunds: 'billing_refunds',
+} as const
+
+/** Ledger status of an event row */
+export type LedgerStatus = 'recorded' | 'processed' | 'failed'
+
+/**
+ * `claimed`: this caller runs the event; `processed`: done before, skip;
+ * `in_flight`: another delivery holds it right now.
+ */
+export type ClaimResult = 'claimed' | 'processed' | 'in_flight'
+
+export interface LedgerRow {
+  id: number
+  provider: string
+  event_id: string
+  type: string
+  status: LedgerStatus
+  attempts: number
+  raw: string
+  normalized: string
+  error: string | null
+  trace_id: string | null
+  locked_until: number | string
+}
+
+export interface PaymentRow {
+  id: number
+  provider: string
+  payment_id: string
+  status: PaymentStatus
+  amount: number
+  currency: string | null
+  refunded_amount: number
+  external_reference?: string | null
+  customer_id: string | null
+  paid_at: Date | string | null
+}
+
+/**
+ * What billing sync decided: the event type handlers and subscribers see
+ * (a `payment.updated` whose refunds complete the charge becomes `payment.refunded`).
+ */
+export interface SyncOutcome {
+  type: string
+}
+
+/**
+ * The persistence side of the webhook route, on Lucid: the idempotent
+ * ledger, billing tables, audit rows and lookups.
+ */
+export interface WebhookStore {
+  /** `rawText`: the delivery's own bytes, stored as is when it carries this one event */
+  claim(event: WebhookEvent, traceId: string, rawText?: string): Promise<ClaimResult>
+  markProcessed(event: WebhookEvent): Promise<void>
+  markFailed(event: WebhookEvent, error: unknown): Promise<void>
+  sync(event: WebhookEvent): Promise<SyncOutcome>
+  audit(row: { provider: string; type: string; reason: string; traceId?: string }): Promise<void>
+  findPaymentByExternalReference(reference: string): Promise<PaymentRow | null>
+}
+
+const RANK: Record<PaymentStatus, number> = {
+  pending: 0,
+  failed: 1,
+  paid: 2,
+  refunded: 3,
+  disputed: 4,
+}
+const DISPUTE_RANK: Record<string, number> = { warning: 0, open: 1, closed: 2 }
+
+function isUniqueViolation(error: any) {
+  return (
+    error?.code === '23505' ||
+    error?.code === 'ER_DUP_ENTRY' ||
+    error?.errno === 1062 ||
+    String(error?.code ?? '').startsWith('SQLITE_CONSTRAINT')
+  )
+}
+
+function toDate(value: string | null | undefined): Date | null {
+  if (!value) {
+    return null
+  }
+  const date = new Date(value)
+  return Number.isNaN(date.getTime()) ? null : date
+}
+
+/**
+ * The Lucid store behind the route. Exactly-once delivery to handlers rests
+ * on the unique `(provider, event_id)` key of the ledger and on conditional
+ * updates: only one caller can move a row to `recorded`.
+ */
+export class LucidWebhookStore implements WebhookStore {
+  #db: Database
+  #connection?: string
+  #leaseMs: number
+  #hasExternalReference = true
+  /** False until the alteration ran against an existing table */
+  #schemaChecked = false
+
+  constructor(db: Database, options: { connection?: string; processingLeaseMs?: number } = {}) {
+    this.#db = db
+    this.#connection = options.connection
+    this.#leaseMs = options.processingLeaseMs ?? 5 * 60_000
+  }
+
+  get client(): QueryClientContract {
+    return this.#db.connection(this.#connection)
+  }
+
+  /**
+   * §9: adds `billing_payments.external_reference` (and its index) when an
+   * install predates it. Runs at boot; does nothing when the column exists
+   * or the table has not been migrated yet.
+   */
+  async ensureSchema() {
+    // A knex schema builder runs every statement it collected: one per call
+    if (!(await this.client.schema.hasTable(TABLES.payments))) {
+      // Not migrated yet (an app migrating after boot): checked again on first use
+      this.#hasExternalReference = false
+      return false
+    }
+    this.#schemaChecked = true
+    if (await this.client.schema.hasColumn(TABLES.payments, 'external_reference')) {
+      this.#hasExternalReference = true
+      return false
+    }
+    try {
+      await this.client.schema.alterTable(TABLES.payments, (table) => {
+        table
+          .string('external_reference', 191)
+          .nullable()
+          .index('billing_payments_external_reference_index')
+      })
+      debug('added billing_payments.external_reference')
+    } catch (error) {
+      // Another instance booting at the same time may have added it first
+      if (!(await this.client.schema.hasColumn(TABLES.payments, 'external_reference'))) {
+        throw error
+      }
+    }
+    this.#hasExternalReference = true
+    return true
+  }
+
+  async claim(event: WebhookEvent, traceId: string, rawText?: string): Promise<ClaimResult> {
+    const now = Date.now()
+    try {
+      await this.client.table(TABLES.events).insert({
+        provider: event.provider,
+        event_id: event.id,
+        type: event.type,
+        status: 'recorded',
+        attempts: 1,
+        raw: rawText ?? JSON.stringify(event.raw ?? null),
+        normalized: JSON.stringify({ ...event, raw: undefined }),
+        trace_id: traceId,
+        locked_until: now + this.#leaseMs,
+        created_at: new Date(now),
+        updated_at: new Date(now),
+      })
+      return 'claimed'
+    } catch (error) {
+      if (!isUniqueViolation(error)) {
+        throw error
+      }
+    }
+    const row: LedgerRow | null = await this.client
+      .from(TABLES.events)
+      .where({ provider: event.provider, event_id: event.id })
+      .first()
+    if (!row) {
+      return 'in_flight'
+    }
+    if (row.status === 'processed') {
+      return 'processed'
+    }
+    if (row.status === 'recorded' && Number(row.locked_until) > now) {
+      return 'in_flight'
+    }
+    // A failed row, or one whose processing lease ran out: claimable once
+    const updated = await this.client
+      .from(TABLES.events)
+      .where({ id: row.id, status: row.status, attempts: row.attempts })
+      .update({
+        status: 'recorded',
+        attempts: row.attempts + 1,
+        locked_until: now + this.#leaseMs,
+        trace_id: traceId,
+        error: null,
+        updated_at: new Date(now),
+      })
+    return Number(Array.isArray(updated) ? updated[0] : updated) === 1 ? 'claimed' : 'in_flight'
+  }
+
+  async markProcessed(event: WebhookEvent) {
+    await this.client
+      .from(TABLES.events)
+      .where({ provider: event.provider, event_id: event.id })
+      .update({
+        status: 'processed',
+        type: event.type,
+        error: null,
+        processed_at: new Date(),
+        updated_at: new Date(),
+      })
+  }
+
+  async markFailed(event: WebhookEvent, error: unknown) {
+    const message = error instanceof Error ? error.message : String(error)
+    await this.client
+      .from(TABLES.events)
+      .where({ provider: event.provider, event_id: event.id })
+      .update({ status: 'failed', error: message.slice(0, 2000), updated_at: new Date() })
+  }
+
+  async audit(row: { provider: string; type: string; reason: string; traceId?: string }) {
+    await this.client.table(TABLES.audit).insert({
+      provider: row.provider.slice(0, 100),
+      type: row.type,
+      reason: row.reason.slice(0, 1000),
+      trace_id: row.traceId ?? null,
+      created_at: new Date(),
+    })
+  }
+
+  async findPaymentByExternalReference(reference: string): Promise<PaymentRow | null> {
+    if (!this.#schemaChecked) {
+      await this.ensureSchema()
+    }
+    if (!this.#hasExternalReference) {
+      return null
+    }
+    const row = await this.client
+      .from(TABLES.payments)
+      .where('external_reference', reference)
+      .orderBy('id', 'desc')
+      .first()
+    return row ? normalizePayment(row) : null
+  }
+
+  async findPayment(provider: string, paymentId: string): Promise<PaymentRow | null> {
+    const row = await this.client
+      .from(TABLES.payments)
+      .where({ provider, payment_id: paymentId })
+      .first()
+    return row ? normalizePayment(row) : null
+  }
+
+  /**
+   * Ledger rows for `payments:webhooks:replay`.
+   */
+  async listEvents(filter: { status?: LedgerStatus; eventId?: string; provider?: string }) {
+    const query = this.client.from(TABLES.events).orderBy('id', 'asc')
+    if (filter.status) query.where('status', filter.status)
+    if (filter.eventId) query.where('event_id', filter.eventId)
+    if (filter.provider) query.where('provider', filter.provider)
+    return (await query) as LedgerRow[]
+  }
+
+  /**
+   * Releases a row so a replay can claim it again.
+   */
+  async release(provider: string, eventId: string) {
+    await this.client
+      .from(TABLES.events)
+      .where({ provider, event_id: eventId })
+      .whereNot('status', 'recorded')
+      .update({ status: 'failed', updated_at: new Date() })
+  }
+
+  async sync(event: WebhookEvent): Promise<SyncOutcome> {
+    if (!this.#schemaChecked) {
+      await this.ensureSchema()
+    }
+    if (event.type === 'payment.dispute_closed' && !(event.data as DisputeWebhookData)?.outcome) {
+      throw new E_DISPUTE_OUTCOME_MISSING([event.id])
+    }
+    switch (event.type) {
+      case 'payment.succeeded':
+      case 'payment.failed':
+      case 'payment.refunded':
+      case 'payment.updated': {
+        const payment = event as WebhookEvent<PaymentWebhookData>
+        if (event.type !== 'payment.updated' && !payment.data.refunds?.length) {
+          // The common case, a payment seen for the first time: one statement
+          if (await this.#insertNewPayment(payment)) {
+            return { type: event.type }
+          }
+        }
+        return this.client.transaction((trx) => this.#syncPayment(trx, payment))
+      }
+      case 'payment.dispute_warning':
+      case 'payment.disputed':
+      case 'payment.dispute_closed':
+        return this.client.transaction((trx) =>
+          this.#syncDispute(trx, event as WebhookEvent<DisputeWebhookData>)
+        )
+      case 'subscription.created':
+      case 'subscription.updated':
+      case 'subscription.canceled':
+        return this.client.transaction((trx) =>
+          this.#syncSubscription(trx, event as WebhookEvent<SubscriptionWebhookData>)
+        )
+      default:
+        return { type: event.type }
+    }
+  }
+
+  #lock(trx: TransactionClientContract, table: string, where: Record<string, unknown>) {
+    const query = trx.from(table).where(where)
+    if (!this.#isSqlite(trx)) {
+      query.forUpdate()
+    }
+    return query.first()
+  }
+
+  async #recordRefunds(
+    trx: TransactionClientContract,
+    provider: string,
+    paymentId: string,
+    refunds: RefundData[] | undefined,
+    currency: string | undefined
+  ) {
+    for (const refund of refunds ?? []) {
+      const now = new Date()
+      await trx
+        .table(TABLES.refunds)
+        .insert({
+          provider,
+          refund_id: refund.id,
+          payment_id: paymentId,
+          amount: refund.amount,
+          currency: currency ?? null,
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict(['provider', 'refund_id'])
+        .merge(['amount', 'updated_at'])
+    }
+    return this.#refundTotal(trx, provider, paymentId)
+  }
+
+  /**
+   * Sums a payment's refunds with a locking read where the dialect has one,
+   * so a transaction that waited on the payment row sees the refunds
+   * committed meanwhile (MySQL's repeatable read would not otherwise).
+   */
+  async #refundTotal(trx: TransactionClientContract, provider: string, paymentId: string) {
+    const query = trx
+      .from(TABLES.refunds)
+      .where({ provider, payment_id: paymentId })
+      .select('amount')
+    if (!this.#isSqlite(trx)) {
+      query.forUpdate()
+    }
+    const rows: { amount: number | string }[] = await query
+    return rows.reduce((total, row) => total + Number(row.amount), 0)
+  }
+
+  #isSqlite(trx: TransactionClientContract) {
+    return trx.dialect.name === 'better-sqlite3' || trx.dialect.name === 'sqlite3'
+  }
+
+  /**
+   * Inserts the payment row when absent, as one atomic statement; false when
+   * a row exists (the caller then runs the locking path). Refunds recorded
+   * before the payment (out of order) are summed in the same statement.
+   */
+  async #insertNewPayment(event: WebhookEvent<PaymentWebhookData>): Promise<boolean> {
+    const data = event.data
+    const now = new Date()
+    const status: PaymentStatus =
+      event.type === 'payment.succeeded'
+        ? 'paid'
+        : event.type === 'payment.failed'
+          ? 'failed'
+          : 'refunded'
+    const amount = data.amount ?? 0
+    const sqlite =
+      this.client.dialect.name === 'better-sqlite3' || this.client.dialect.name === 'sqlite3'
+    if (sqlite) {
+      // SQLite reports an ignored insert only through changes() on the same connection
+      return this.client.transaction(async (trx) => {
+        await this.#newPaymentQuery(trx, event, status, amount, now)
+        const [{ count }] = await trx.rawQuery('select changes() as count')
+        return Number(count) > 0
+      })
+    }
+    const query = this.#newPaymentQuery(this.client, event, status, amount, now)
+    if (this.client.dialect.name === 'mysql') {
+      const [insertId] = (await query) as unknown as number[]
+      return Number(insertId) > 0
+    }
+    const inserted = (await query.returning('id')) as unknown[]
+    return inserted.length > 0
+  }
+
+  #newPaymentQuery(
+    client: QueryClientContract,
+    event: WebhookEvent<PaymentWebhookData>,
+    status: PaymentStatus,
+    amount: number,
+    now: Date
+  ) {
+    const data = event.data
+    const provider = event.provider
+    return client
+      .table(TABLES.payments)
+      .insert({
+        provider,
+        payment_id: data.paymentId,
+        status,
+        amount,
+        currency: data.currency ?? null,
+        refunded_amount:
+          status === 'refunded'
+            ? (data.refundedAmount ?? amount)
+            : client.raw(
+                `(select coalesce(sum(amount), 0) from ${TABLES.refunds} where provider = ? and payment_id = ?)`,
+                [provider, data.paymentId]
+              ),
+        customer_id: data.customerId ?? null,
+        paid_at:
+          status === 'paid' ? (toDate(data.paidAt) ?? toDate(event.occurredAt) ?? now) : null,
+        ...(this.#hasExternalReference
+          ? { external_reference: data.externalReference ?? null }
+          : {}),
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict(['provider', 'payment_id'])
+      .ignore()
+  }
+
+  async #syncPayment(
+    trx: TransactionClientContract,
+    event: WebhookEvent<PaymentWebhookData>
+  ): Promise<SyncOutcome> {
+    const data = event.data
+    const provider = event.provider
+    const now = new Date()
+    // Lock the payment first: refunds of one payment then sum one after another
+    let row: PaymentRow | null = await this.#lock(trx, TABLES.payments, {
+      provider,
+      payment_id: data.paymentId,
+    })
+    const refundsTotal = data.refunds?.length
+      ? await this.#recordRefunds(trx, provider, data.paymentId, data.refunds, data.currency)
+      : undefined
+
+    if (!row) {
+      if (event.type === 'payment.updated') {
+        return { type: event.type }
+      }
+      const status: PaymentStatus =
+        event.type === 'payment.succeeded'
+          ? 'paid'
+          : event.type === 'payment.failed'
+            ? 'failed'
+            : 'refunded'
+      const priorRefunds = refundsTotal ?? (await this.#refundTotal(trx, provider, data.paymentId))
+      const amount = data.amount ?? 0
+      await trx
+        .table(TABLES.payments)
+        .insert({
+          provider,
+          payment_id: data.paymentId,
+          status,
+          amount,
+          currency: data.currency ?? null,
+          refunded_amount: status === 'refunded' ? (data.refundedAmount ?? amount) : priorRefunds,
+          customer_id: data.customerId ?? null,
+          paid_at:
+            status === 'paid' ? (toDate(data.paidAt) ?? toDate(event.occurredAt) ?? now) : null,
+          ...(this.#hasExternalReference
+            ? { external_reference: data.externalReference ?? null }
+            : {}),
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict(['provider', 'payment_id'])
+        .ignore()
+      row = await this.#lock(trx, TABLES.payments, { provider, payment_id: data.paymentId })
+      if (row && row.status === status) {
+        return { type: event.type }
+      }
+    }
+    if (!row) {
+      return { type: event.type }
+    }
+
+    const current = row.status
+    const amount = data.amount ?? Number(row.amount)
+    const changes: Record<string, unknown> = { updated_at: now }
+    let next: PaymentStatus = current
+    let type = event.type
+
+    if (data.amount !== undefined && Number(row.amount) === 0) changes.amount = data.amount
+    if (data.currency && !row.currency) changes.currency = data.currency
+    if (data.customerId && !row.customer_id) changes.customer_id = data.customerId
+    if (this.#hasExternalReference && data.externalReference && !row.external_reference) {
+      changes.external_reference = data.externalReference
+    }
+
+    switch (event.type) {
+      case 'payment.succeeded':
+        // A late success never undoes a later refund or dispute
+        if (RANK[current] <= RANK.paid) {
+          next = 'paid'
+          if (!row.paid_at) changes.paid_at = toDate(data.paidAt) ?? toDate(event.occurredAt) ?? now
+        }
+        break
+      case 'payment.failed':
+        if (current === 'pending') next = 'failed'
+        break
+      case 'payment.refunded':
+        next = 'refunded'
+        changes.refunded_amount = data.refundedAmount ?? amount
+        break
+      case 'payment.updated':
+        if (current !== 'disputed') {
+          if (data.status && RANK[data.status] >= RANK[current]) next = data.status
+        }
+        break
+    }
+
+    if (refundsTotal !== undefined) {
+      changes.refunded_amount = refundsTotal
+    } else if (data.refundedAmount !== undefined && event.type === 'payment.updated') {
+      changes.refunded_amount = data.refundedAmount
+    }
+    const refunded = Number(changes.refunded_amount ?? row.refunded_amount)
+    if (
+      event.type === 'payment.updated' &&
+      current !== 'disputed' &&
+      amount > 0 &&
+      refunded >= amount
+    ) {
+      next = 'refunded'
+      type = 'payment.refunded'
+    }
+    changes.status = next
+    await trx.from(TABLES.payments).where('id', row.id).update(changes)
+    debug('payment %s/%s: %s -> %s on %s', provider, data.paymentId, current, next, event.type)
+    return { type }
+  }
+
+  async #syncDispute(
+    trx: TransactionClientContract,
+    event: WebhookEvent<DisputeWebhookData>
+  ): Promise<SyncOutcome> {
+    const data = event.data
+    const provider = event.provider
+    const now = new Date()
+    const status =
+      event.type === 'payment.dispute_warning'
+        ? 'warning'
+        : event.type === 'payment.disputed'
+          ? 'open'
+          : 'closed'
+    const existing = await this.#lock(trx, TABLES.disputes, {
+      provider,
+      dispute_id: data.disputeId,
+    })
+    const fields = {
+      payment_id: data.paymentId,
+      amount: data.amount ?? null,
+      currency: data.currency ?? null,
+      reason: data.reason ?? null,
+      actionable_until: toDate(data.actionableUntil),
+    }
+    if (!existing) {
+      await trx.table(TABLES.disputes).insert({
+        provider,
+        dispute_id: data.disputeId,
+        ...fields,
+        status,
+        outcome: data.outcome ?? null,
+        created_at: now,
+        updated_at: now,
+      })
+    } else if (DISPUTE_RANK[status] >= DISPUTE_RANK[existing.status]) {
+      await trx
+        .from(TABLES.disputes)
+        .where('id', existing.id)
+        .update({
+          ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null)),
+          status,
+          outcome: data.outcome ?? existing.outcome ?? null,
+          updated_at: now,
+        })
+    }
+
+    const payment: PaymentRow | null = await this.#lock(trx, TABLES.payments, {
+      provider,
+      payment_id: data.paymentId,
+    })
+    if (!payment) {
+      return { type: event.type }
+    }
+    let next = payment.status
+    if (event.type === 'payment.disputed') {
+      next = 'disputed'
+    } else if (event.type === 'payment.dispute_closed') {
+      if (payment.status === 'disputed' && data.outcome === 'won') next = 'paid'
+    }
+    if (next !== payment.status) {
+      await trx
+        .from(TABLES.payments)
+        .where('id', payment.id)
+        .update({ status: next, updated_at: now })
+    }
+    return { type: event.type }
+  }
+
+  async #syncSubscription(
+    trx: TransactionClientContract,
+    event: WebhookEvent<SubscriptionWebhookData>
+  ): Promise<SyncOutcome> {
+    const data = event.data
+    const provider = event.provider
+    const now = new Date()
+    const existing = await this.#lock(trx, TABLES.subscriptions, {
+      provider,
+      subscription_id: data.subscriptionId,
+    })
+    const status =
+      event.type === 'subscription.canceled'
+        ? 'canceled'
+        : (data.status ?? (existing?.status || 'active'))
+    const fields = {
+      customer_id: data.customerId ?? null,
+      plan_id: data.planId ?? null,
+      current_period_end: toDate(data.currentPeriodEnd),
+      canceled_at:
+        event.type === 'subscription.canceled'
+          ? (toDate(data.canceledAt) ?? toDate(event.occurredAt) ?? now)
+          : null,
+      external_reference: data.externalReference ?? null,
+    }
+    if (!existing) {
+      await trx.table(TABLES.subscriptions).insert({
+        provider,
+        subscription_id: data.subscriptionId,
+        status,
+        ...fields,
+        created_at: now,
+        updated_at: now,
+      })
+      return { type: event.type }
+    }
+    // Canceled is final: a late update never revives a subscription
+    if (existing.status === 'canceled') {
+      return { type: event.type }
+    }
+    await trx
+      .from(TABLES.subscriptions)
+      .where('id', existing.id)
+      .update({
+        ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null)),
+        status: event.type === 'subscription.created' ? existing.status : status,
+        updated_at: now,
+      })
+    return { type: event.type }
+  }
+}
+
+function normalizePayment(row: any): PaymentRow {
+  return {
+    ...row,
+    amount: Number(row.amount),
+    refunded_amount: Number(row.refunded_amount),
+  }
+}

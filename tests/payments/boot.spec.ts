@@ -1,0 +1,171 @@
+import { test } from '@japa/runner'
+import { defineConfig, gateways } from '../../src/payments/main.ts'
+import { fakeEvent, paymentsApp, statusOf } from './helpers.ts'
+
+const HANDLER_CLASS = (type: string) => `
+export default class Handler {
+  static eventType = '${type}'
+  async handle(event) {
+    ;(globalThis.__paymentsSeen ??= []).push([this.constructor.name, event.id, event.type])
+  }
+}
+`
+
+test.group('Payments boot (§3.3, §7.2)', (group) => {
+  group.each.setup(() => {
+    ;(globalThis as any).__paymentsSeen = []
+  })
+
+  test('a provider that can verify but has no credential stops the boot, naming provider, route and fix', async ({
+    assert,
+  }) => {
+    await assert.rejects(
+      () =>
+        paymentsApp({
+          config: { providers: { stripe: gateways.stripe({ webhookSecret: undefined }) } },
+        }),
+      'Missing webhook credential for provider "stripe" (route POST /payments/webhook/stripe): set "providers.stripe" webhookSecret in config/payments.ts (env STRIPE_WEBHOOK_SECRET), or add "stripe" to allowUnverifiedWebhooks to accept unverified deliveries'
+    )
+  })
+
+  test('allowUnverifiedWebhooks lets it boot; deliveries are still rejected until a credential is set', async ({
+    assert,
+  }) => {
+    const app = await paymentsApp({
+      config: {
+        providers: { asaas: gateways.asaas({}), efi: gateways.efi() },
+        allowUnverifiedWebhooks: ['asaas'],
+      },
+    })
+    const response = await app.post('asaas', {
+      body: '{}',
+      headers: { 'content-type': 'application/json', 'asaas-access-token': 'x' },
+    })
+    assert.equal(response.status, 400)
+    assert.match(((await response.json()) as any).error, /asaas has no webhookToken/)
+  })
+
+  test('gateways that sign nothing mount without any credential', ({ assert }) => {
+    assert.equal(gateways.efi().webhookVerification, 'unsupported')
+    assert.equal(gateways.infinitepay().webhookVerification, 'unsupported')
+    assert.equal(gateways.stripe({ webhookSecret: 'whsec' }).webhookVerification, 'configured')
+    assert.equal(gateways.abacatepay({ webhookSecret: 'x' }).webhookVerification, 'unconfigured')
+  })
+
+  test('a handler for an unknown type inside the library namespace stops the boot', async ({
+    assert,
+  }) => {
+    await assert.rejects(
+      () => paymentsApp({ config: { billing: { handlers: { 'payment.captured': () => {} } } } }),
+      /Unknown webhook event type "payment.captured" in billing.handlers\["payment.captured"\].*billing.passthroughEvents/
+    )
+  })
+
+  test('a dotted passthrough declared in billing.passthroughEvents may have a handler', async ({
+    assert,
+    fs,
+  }) => {
+    await fs.create('app/payment_handlers/captured.ts', HANDLER_CLASS('payment.captured'))
+    const app = await paymentsApp({
+      config: { billing: { passthroughEvents: ['payment.captured'] } },
+    })
+    const response = await app.deliver('fake', fakeEvent('evt_cap', 'payment.captured', {}))
+    assert.equal(response.status, 200)
+    assert.deepEqual((globalThis as any).__paymentsSeen, [
+      ['Handler', 'evt_cap', 'payment.captured'],
+    ])
+  })
+
+  test('two handlers claiming one type stop the boot, naming both', async ({ assert, fs }) => {
+    await fs.create('app/payment_handlers/a_succeeded.ts', HANDLER_CLASS('payment.succeeded'))
+    await fs.create('app/payment_handlers/b_succeeded.ts', HANDLER_CLASS('payment.succeeded'))
+    await assert.rejects(
+      () => paymentsApp(),
+      'Two webhook handlers claim "payment.succeeded": app/payment_handlers/a_succeeded.ts and app/payment_handlers/b_succeeded.ts. Keep one of them'
+    )
+  })
+
+  test('a config handler and a folder handler for one type are refused too', async ({
+    assert,
+    fs,
+  }) => {
+    await fs.create('app/payment_handlers/succeeded.ts', HANDLER_CLASS('payment.succeeded'))
+    await assert.rejects(
+      () => paymentsApp({ config: { billing: { handlers: { 'payment.succeeded': () => {} } } } }),
+      /billing.handlers\["payment.succeeded"\] \(config\/payments.ts\) and app\/payment_handlers\/succeeded.ts/
+    )
+  })
+
+  test('handler classes in app/payment_handlers are resolved through the container and run', async ({
+    assert,
+    fs,
+  }) => {
+    await fs.create('app/payment_handlers/payment_succeeded.ts', HANDLER_CLASS('payment.succeeded'))
+    const app = await paymentsApp()
+    await app.deliver(
+      'fake',
+      fakeEvent('evt_h', 'payment.succeeded', { paymentId: 'p', amount: 1 })
+    )
+    assert.deepEqual((globalThis as any).__paymentsSeen, [
+      ['Handler', 'evt_h', 'payment.succeeded'],
+    ])
+  })
+
+  test('boot adds billing_payments.external_reference to installs that predate it (§9), once', async ({
+    assert,
+  }) => {
+    const app = await paymentsApp()
+    const schema = () => app.db.connection().schema
+    assert.isTrue(await schema().hasColumn('billing_payments', 'external_reference'))
+
+    await schema().alterTable('billing_payments', (table) => {
+      table.dropIndex(['external_reference'], 'billing_payments_external_reference_index')
+    })
+    await schema().alterTable('billing_payments', (table) => table.dropColumn('external_reference'))
+    await app.db.connection().table('billing_payments').insert({
+      provider: 'fake',
+      payment_id: 'old',
+      status: 'paid',
+      amount: 1,
+      refunded_amount: 0,
+      created_at: new Date(),
+      updated_at: new Date(),
+    })
+    const manager = await app.app.container.make('atrium.payments')
+    assert.isTrue(await manager.store.ensureSchema())
+    assert.isFalse(await manager.store.ensureSchema())
+    const [row] = await app.rows('payments')
+    assert.isNull(row.external_reference)
+    assert.isNull(await manager.findPaymentByExternalReference('old'))
+  })
+
+  test('routes.enabled false mounts nothing until the app calls registerRoutes()', async ({
+    assert,
+  }) => {
+    const { registerRoutes } = await import('../../src/payments/main.ts')
+    const app = await paymentsApp({
+      config: { routes: { enabled: false } },
+      routes: (router) => {
+        router.group(() => registerRoutes(router)).prefix('/hooks')
+      },
+    })
+    const event = fakeEvent('evt_r', 'payment.succeeded', { paymentId: 'p', amount: 1 })
+    assert.equal(await statusOf(app.deliver('fake', event)), 404)
+    const { signedWebhook } = await import('../../src/payments/testing.ts')
+    const signed = signedWebhook('fake', event, { webhookSecret: 'fake-secret' })
+    const response = await fetch(`${app.url}/hooks/payments/webhook/fake`, {
+      method: 'POST',
+      headers: signed.headers,
+      body: signed.body,
+    })
+    assert.equal(response.status, 200)
+  })
+
+  test('defineConfig names the option and the fix', ({ assert }) => {
+    assert.throws(() => defineConfig({} as any), /Missing "providers" in config\/payments.ts/)
+    assert.throws(
+      () => defineConfig({ providers: { 'Bad Name': gateways.efi() } }),
+      /Invalid provider name "Bad Name"/
+    )
+  })
+})

@@ -1,0 +1,87 @@
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { test } from '@japa/runner'
+import { IgnitorFactory } from '@adonisjs/core/factories'
+import Configure from '@adonisjs/core/commands/configure'
+
+const RC = `import { defineConfig } from '@adonisjs/core/app'
+export default defineConfig({
+  providers: [],
+  commands: [],
+})
+`
+const ENV = `import { Env } from '@adonisjs/core/env'
+export default await Env.create(new URL('../', import.meta.url), {
+  NODE_ENV: Env.schema.enum(['development', 'production', 'test'] as const),
+})
+`
+
+async function configure(fs: any) {
+  const ignitor = new IgnitorFactory()
+    .withCoreProviders()
+    .withCoreConfig()
+    .create(fs.baseUrl, {
+      importer: (filePath) => {
+        if (filePath === 'adonis-atrium') {
+          return import('../../index.ts')
+        }
+        if (filePath.startsWith('./') || filePath.startsWith('../')) {
+          return import(new URL(filePath, fs.baseUrl).href)
+        }
+        return import(filePath)
+      },
+    })
+  const app = ignitor.createApp('console')
+  await app.init()
+  await app.boot()
+  const ace = await app.container.make('ace')
+  ace.ui.switchMode('raw')
+  const command = await ace.create(Configure, [
+    'adonis-atrium',
+    '--features=payments',
+    '--no-install',
+  ])
+  await command.exec()
+  return command
+}
+
+test.group('Payments configure', () => {
+  test('publishes the config, the six migrations once, the provider and the env variables', async ({
+    assert,
+    fs,
+  }) => {
+    await fs.create('adonisrc.ts', RC)
+    await fs.create('start/env.ts', ENV)
+    await fs.create('.env', '')
+    await fs.create('tsconfig.json', '{}')
+
+    const first = await configure(fs)
+    assert.equal(first.exitCode ?? 0, 0)
+    await configure(fs)
+
+    await assert.fileExists('config/payments.ts')
+    await assert.fileContains('config/payments.ts', 'gateways.stripe({')
+    const files = await readdir(join(fs.basePath, 'database/migrations'))
+    files.sort()
+    assert.lengthOf(files, 6, JSON.stringify(files))
+    for (const table of [
+      'billing_webhook_events',
+      'billing_payments',
+      'billing_refunds',
+      'billing_disputes',
+      'billing_subscriptions',
+      'billing_audit_events',
+    ]) {
+      assert.lengthOf(
+        files.filter((file) => file.endsWith(`_create_${table}_table.ts`)),
+        1
+      )
+    }
+    await assert.fileContains('adonisrc.ts', 'adonis-atrium/providers/payments_provider')
+    const rc = await fs.contents('adonisrc.ts')
+    assert.equal(rc.split('adonis-atrium/providers/payments_provider').length, 2)
+    await assert.fileContains('start/env.ts', 'STRIPE_WEBHOOK_SECRET: Env.schema.string.optional()')
+    await assert.fileContains('start/env.ts', 'ADYEN_HMAC_KEY: Env.schema.string.optional()')
+    await assert.fileContains('.env', 'STRIPE_WEBHOOK_SECRET')
+  }).timeout(60_000)
+})
