@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import { IgnitorFactory } from '@adonisjs/core/factories'
 import Configure from '@adonisjs/core/commands/configure'
+import { FEATURE_INSTALLERS } from '../../configure.ts'
 
 const PACKAGE_ENTRY = new URL('../../index.ts', import.meta.url).href
 
@@ -81,11 +82,13 @@ test.group('Configure', (group) => {
 
   test('--features=all configures every feature', async ({ assert, fs }) => {
     const ace = await createAce(fs)
-    const command = await ace.create(Configure, [PACKAGE_ENTRY, '--features=all'])
+    const command = await ace.create(Configure, [PACKAGE_ENTRY, '--features=all', '--no-install'])
     await command.exec()
 
     assert.equal(command.exitCode, 0)
-    await assert.fileExists('config/pagination.ts')
+    for (const name of FEATURE_INSTALLERS.map((installer) => installer.name)) {
+      await assert.fileExists(`config/${name}.ts`)
+    }
   })
 
   test('an unknown feature is an error with exit code 1 that names it', async ({ assert, fs }) => {
