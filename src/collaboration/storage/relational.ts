@@ -21,30 +21,31 @@ export function collaborationTableNames(prefix = 'collab_') {
   }
 }
 
-type SchemaBuilder = QueryClientContract['schema']
+/**
+ * The column type of binary states: `bytea` on PostgreSQL, `longblob` on MySQL, `blob` elsewhere.
+ */
+export function binaryColumnType(dialect: string) {
+  return dialect === 'postgres' ? 'bytea' : dialect === 'mysql' ? 'longblob' : 'blob'
+}
 
 /**
- * Creates the four collaboration tables. The published migration calls it;
- * binary columns are `bytea` on PostgreSQL and `longblob` on MySQL.
+ * Creates the four collaboration tables on a Lucid connection (the migration
+ * published by `collaboration:init` creates the same).
  */
-export async function createCollaborationTables(
-  schema: SchemaBuilder,
-  dialect: string,
-  prefix = 'collab_'
-) {
+export async function createCollaborationTables(client: QueryClientContract, prefix = 'collab_') {
   const tables = collaborationTableNames(prefix)
-  const binary = dialect === 'postgres' ? 'bytea' : dialect === 'mysql' ? 'longblob' : 'blob'
-  await schema.createTable(tables.documents, (table) => {
+  const binary = binaryColumnType(client.dialect.name)
+  await client.schema.createTable(tables.documents, (table) => {
     table.string('name', 255).primary()
     table.specificType('state', binary).notNullable()
     table.string('updated_at', 40).notNullable()
   })
-  await schema.createTable(tables.updates, (table) => {
+  await client.schema.createTable(tables.updates, (table) => {
     table.bigIncrements('id')
     table.string('document_name', 255).notNullable().index()
     table.specificType('update', binary).notNullable()
   })
-  await schema.createTable(tables.versions, (table) => {
+  await client.schema.createTable(tables.versions, (table) => {
     table.string('id', 64).primary()
     table.string('document_name', 255).notNullable()
     table.integer('seq').notNullable()
@@ -54,7 +55,7 @@ export async function createCollaborationTables(
     table.specificType('snapshot', binary).notNullable()
     table.unique(['document_name', 'seq'])
   })
-  await schema.createTable(tables.comments, (table) => {
+  await client.schema.createTable(tables.comments, (table) => {
     table.string('id', 64).primary()
     table.string('document_name', 255).notNullable()
     table.string('space', 255).notNullable()
@@ -72,10 +73,10 @@ export async function createCollaborationTables(
 /**
  * Drops the collaboration tables.
  */
-export async function dropCollaborationTables(schema: SchemaBuilder, prefix = 'collab_') {
+export async function dropCollaborationTables(client: QueryClientContract, prefix = 'collab_') {
   const tables = collaborationTableNames(prefix)
   for (const table of [tables.comments, tables.versions, tables.updates, tables.documents]) {
-    await schema.dropTableIfExists(table)
+    await client.schema.dropTableIfExists(table)
   }
 }
 
