@@ -104,9 +104,40 @@ export function flatten(doc: Y.Doc): string {
     .join('\n')
 }
 
-export function diffStrings(a: string, b: string) {
+/**
+ * Characters added and removed between two strings: the shortest edit script
+ * (Myers) between their differing middles, or the whole middles when the
+ * edit distance passes `maxEdits`.
+ */
+export function diffStrings(a: string, b: string, maxEdits = 2000) {
   const { prefix, suffix } = commonEnds(a, b)
-  return { added: b.length - prefix - suffix, removed: a.length - prefix - suffix }
+  const left = a.slice(prefix, a.length - suffix)
+  const right = b.slice(prefix, b.length - suffix)
+  const n = left.length
+  const m = right.length
+  if (n === 0 || m === 0) {
+    return { added: m, removed: n }
+  }
+  const max = Math.min(n + m, maxEdits)
+  const v = new Int32Array(2 * max + 2)
+  for (let d = 0; d <= max; d++) {
+    for (let k = -d; k <= d; k += 2) {
+      const down = k === -d || (k !== d && v[max + k - 1] < v[max + k + 1])
+      let x = down ? v[max + k + 1] : v[max + k - 1] + 1
+      let y = x - k
+      while (x < n && y < m && left.charCodeAt(x) === right.charCodeAt(y)) {
+        x++
+        y++
+      }
+      v[max + k] = x
+      if (x >= n && y >= m) {
+        // d edits: (n - common) removals and (m - common) insertions with n + m - 2·common = d
+        const common = (n + m - d) / 2
+        return { added: m - common, removed: n - common }
+      }
+    }
+  }
+  return { added: m, removed: n }
 }
 
 function cloneValue(value: unknown) {
