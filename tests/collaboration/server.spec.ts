@@ -4,6 +4,11 @@ import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/me
 import { onCollaborationError } from '../../src/collaboration/observability.ts'
 import { CLOSE_CODES } from '../../src/collaboration/manager.ts'
 import {
+  createCollaborationTables,
+  dropCollaborationTables,
+  relationalStorage,
+} from '../../src/collaboration/storage/relational.ts'
+import {
   allow,
   closeOf,
   connectClient,
@@ -29,6 +34,33 @@ test.group('Collaboration server (y-websocket clients)', () => {
     await waitFor(() => alice.text.toString() === 'hello from alice and bob')
 
     await waitFor(async () => (await storedText(storage, 'notes/1')) === 'hello from alice and bob')
+  })
+
+  test('an edit reaches the relational update log long before the debounce compacts it', async ({
+    assert,
+  }) => {
+    const storage = relationalStorage()
+    const { wsBase, app, close } = await setupCollabApp(
+      { storage, debounce: 60_000 },
+      { database: true }
+    )
+    const db = await app.container.make('lucid.db')
+    await dropCollaborationTables(db.connection())
+    await createCollaborationTables(db.connection())
+    const client = connectClient(wsBase, 'notes/sql')
+    await client.synced
+    client.text.insert(0, 'logged row')
+    await waitFor(async () => (await storedText(storage, 'notes/sql')) === 'logged row')
+    const stored = await storage.loadDocument('notes/sql')
+    assert.equal(stored!.state.byteLength, 0)
+    assert.isAbove(stored!.updates!.length, 0)
+
+    client.provider.disconnect()
+    await waitFor(async () => (await storage.loadDocument('notes/sql'))!.updates!.length === 0)
+    assert.equal(await storedText(storage, 'notes/sql'), 'logged row')
+    await close()
+    const cleanupDb = (await import('../helpers.ts')).createDatabase
+    await dropCollaborationTables((await cleanupDb()).connection())
   })
 
   test('a token for document A is refused on document B', async ({ assert }) => {
