@@ -2,11 +2,12 @@ import type Configure from '@adonisjs/core/commands/configure'
 import string from '@adonisjs/core/helpers/string'
 import type { FeatureInstaller } from './src/shared/features.ts'
 import { paginationInstaller } from './src/pagination/configure.ts'
+import { collaborationInstaller } from './src/collaboration/configure.ts'
 
 /**
  * Every feature `node ace add adonis-atrium` can install, in prompt order.
  */
-export const FEATURE_INSTALLERS: FeatureInstaller[] = [paginationInstaller]
+export const FEATURE_INSTALLERS: FeatureInstaller[] = [paginationInstaller, collaborationInstaller]
 
 /**
  * Reads `--features=a,b` (or `all`); an empty value means "ask".

@@ -296,3 +296,9 @@ export interface CollabTokenPayload {
   user?: { name?: string; avatarUrl?: string | null }
   exp: number
 }
+
+/**
+ * Augmented by config/collaboration.ts with `names`, the union of its
+ * document patterns, so app code can type document names.
+ */
+export interface CollaborationDocuments {}

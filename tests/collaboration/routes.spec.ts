@@ -42,7 +42,7 @@ async function setupRoutesApp() {
         ...headers,
       },
       body: body === undefined ? undefined : body instanceof Uint8Array ? body : JSON.stringify(body),
-    })
+    }) as Promise<Omit<Response, 'json'> & { json(): Promise<any> }>
   return { ...app, storage, call }
 }
 

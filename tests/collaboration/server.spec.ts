@@ -21,7 +21,7 @@ import {
 } from './helpers.ts'
 
 test.group('Collaboration server (y-websocket clients)', () => {
-  test('edits propagate between clients and persist through the debounce', async ({ assert }) => {
+  test('edits propagate between clients and persist through the debounce', async () => {
     const storage = new InMemoryCollaborationStorage()
     const { wsBase } = await setupCollabApp({ storage: withoutLog(storage), debounce: 150 })
     const alice = connectClient(wsBase, 'notes/1')
@@ -153,7 +153,7 @@ test.group('Collaboration server (y-websocket clients)', () => {
       storage,
       documents: {
         'seeded/:id': {
-          load: async ({ params }) => {
+          load: async ({ params }: { params: Record<string, string> }) => {
             loads++
             await new Promise((resolve) => setTimeout(resolve, 50))
             const doc = new Y.Doc()
