@@ -16,6 +16,7 @@ export default defineConfig({
     () => import('@adonisjs/core/providers/vinejs_provider'),
     () => import('@adonisjs/lucid/database_provider'),
     () => import('adonis-atrium/providers/pagination_provider'),
+    () => import('adonis-atrium/providers/collaboration_provider'),
   ],
   preloads: [() => import('./start/routes.ts'), () => import('./start/kernel.ts')],
 })

@@ -1,5 +1,6 @@
 import type { Router } from '@adonisjs/core/http'
 import { pagination } from './pagination.ts'
+import { collaboration } from './collaboration.ts'
 
 /**
  * One entry per feature page; the home page lists them in this order.
@@ -11,4 +12,4 @@ export interface DemoFeature {
   routes(router: Router): void
 }
 
-export const features: DemoFeature[] = [pagination]
+export const features: DemoFeature[] = [pagination, collaboration]

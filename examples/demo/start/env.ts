@@ -17,4 +17,5 @@ export default await Env.create(new URL('../', import.meta.url), {
   LOG_LEVEL: Env.schema.string(),
   APP_KEY: Env.schema.secret(),
   PAGINATION_CURSOR_SECRET: Env.schema.string.optional(),
+  COLLAB_TOKEN_SECRET: Env.schema.string.optional(),
 })

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import * as Y from 'yjs'
 import * as syncProtocol from 'y-protocols/sync'
 import * as encoding from 'lib0/encoding'
@@ -84,6 +85,7 @@ class YjsRoom {
   #outgoingOrigins = new Set<Connection | null>()
   #awarenessOutgoing = new Map<number, [number, number, string]>()
   #broadcastScheduled = false
+  #lastBroadcast = 0
   #log: Uint8Array[] = []
   #dirty = false
   #dirtySince = 0
@@ -113,15 +115,26 @@ class YjsRoom {
   }
 
   #scheduleBroadcast() {
-    if (!this.#broadcastScheduled) {
-      this.#broadcastScheduled = true
+    if (this.#broadcastScheduled) {
+      return
+    }
+    this.#broadcastScheduled = true
+    // frames to a crowded document are spaced by up to 16 ms (0.1 ms per
+    // connection), so a burst coalesces into one frame per receiver instead
+    // of one per update; a quiet document still answers on the next turn
+    const window = Math.min(16, this.connections.size * 0.1)
+    const wait = this.#lastBroadcast + window - performance.now()
+    if (wait <= 0) {
       // setImmediate runs after every socket read of this I/O phase: one frame per batch
       setImmediate(this.#broadcast)
+    } else {
+      setTimeout(this.#broadcast, wait)
     }
   }
 
   #broadcast = () => {
     this.#broadcastScheduled = false
+    this.#lastBroadcast = performance.now()
     if (this.#outgoing.length) {
       const updates = this.#outgoing
       const origins = this.#outgoingOrigins
