@@ -7,10 +7,14 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
  */
 export default class CollaborationInit extends BaseCommand {
   static commandName = 'collaboration:init'
-  static description = 'Configure Atrium collaboration: config, migration, provider and env variables'
+  static description =
+    'Configure Atrium collaboration: config, migration, provider and env variables'
   static options: CommandOptions = {}
 
-  @flags.string({ description: 'Engine: crdt_a (Yjs), crdt_b, hosted_a or hosted_b', default: 'crdt_a' })
+  @flags.string({
+    description: 'Engine: crdt_a (Yjs), crdt_b, hosted_a or hosted_b',
+    default: 'crdt_a',
+  })
   declare engine: string
 
   @flags.boolean({ description: 'Install yjs, y-protocols, lib0 and ws without asking' })

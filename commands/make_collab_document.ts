@@ -9,7 +9,8 @@ const ANCHORS = ['text-range', 'canvas-object', 'timestamp']
  */
 export default class MakeCollabDocument extends BaseCommand {
   static commandName = 'make:collab-document'
-  static description = 'Create a collaboration document declaration (pattern, rule, seed, comment spaces)'
+  static description =
+    'Create a collaboration document declaration (pattern, rule, seed, comment spaces)'
   static options: CommandOptions = { allowUnknownFlags: false }
 
   @args.string({ description: 'Name of the document collection, e.g. notes' })
@@ -26,7 +27,10 @@ export default class MakeCollabDocument extends BaseCommand {
 
   async run() {
     const split = (values?: string[]) =>
-      (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean)
+      (values ?? [])
+        .flatMap((value) => value.split(','))
+        .map((value) => value.trim())
+        .filter(Boolean)
     const spaces = split(this.spaces)
     const anchors = split(this.anchors)
     const unknown = anchors.filter((anchor) => !ANCHORS.includes(anchor))

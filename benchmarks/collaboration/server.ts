@@ -108,12 +108,19 @@ function closeAll(clients: BenchClient[]) {
 
 async function hotDocument(kind: ServerKind) {
   return withServer(kind, async (server) => {
-    const clients = await connectMany(server, 100, () => 'hot', (index) => ({ observe: index < 5 }))
+    const clients = await connectMany(
+      server,
+      100,
+      () => 'hot',
+      (index) => ({ observe: index < 5 })
+    )
     let best = 0
     for (const rate of [200, 400, 800, 1200, 1600, 2400, 3200, 4800, 6400, 8000, 9600, 12_800]) {
       const { latencies, achieved } = await drive(clients, clients.slice(0, 5), rate, 2000)
       const p99 = percentile(latencies, 99)
-      console.log(`  ${kind.padEnd(12)} ${String(rate).padStart(6)} updates/s offered: p99 ${figure(p99, ' ms')}, achieved ${figure(achieved)}`)
+      console.log(
+        `  ${kind.padEnd(12)} ${String(rate).padStart(6)} updates/s offered: p99 ${figure(p99, ' ms')}, achieved ${figure(achieved)}`
+      )
       if (!(p99 <= 100) || achieved < rate * 0.9) {
         break
       }
@@ -172,7 +179,12 @@ async function memory(kind: ServerKind) {
     closeAll(docs)
     await sleep(3500)
     const afterLeave = await server.stats()
-    record('documents still open 3 s after every client left (of 100)', kind, afterLeave.openDocuments, 'lower')
+    record(
+      'documents still open 3 s after every client left (of 100)',
+      kind,
+      afterLeave.openDocuments,
+      'lower'
+    )
   })
 }
 
@@ -199,7 +211,12 @@ async function awareness(kind: ServerKind) {
     const end = await server.stats()
     closeAll(clients)
     const cpuMs = (end.cpu.user + end.cpu.system - start.cpu.user - start.cpu.system) / 1000
-    record('awareness 1 Hz from 100 clients: server CPU (%)', kind, (cpuMs / (seconds * 1000)) * 100, 'lower')
+    record(
+      'awareness 1 Hz from 100 clients: server CPU (%)',
+      kind,
+      (cpuMs / (seconds * 1000)) * 100,
+      'lower'
+    )
   })
 }
 
@@ -244,7 +261,12 @@ async function syncLarge(kind: ServerKind, state: Uint8Array) {
       client.close()
     }
     writer.close()
-    record('new client syncing a 1 MB doc with long history: median (ms)', kind, percentile(durations, 50), 'lower')
+    record(
+      'new client syncing a 1 MB doc with long history: median (ms)',
+      kind,
+      percentile(durations, 50),
+      'lower'
+    )
   })
 }
 
@@ -294,11 +316,11 @@ const ratio = (value?: number, anchor?: number) =>
 printTable(
   'Collaboration server: Atrium vs @y/websocket-server vs @hocuspocus/server (loopback)',
   Object.entries(results).map(([name, values]) => ({
-    figure: name,
-    better: direction[name],
-    atrium: figure(values.atrium ?? Number.NaN),
+    'figure': name,
+    'better': direction[name],
+    'atrium': figure(values.atrium ?? Number.NaN),
     'y-websocket': figure(values['y-websocket'] ?? Number.NaN),
-    hocuspocus: figure(values.hocuspocus ?? Number.NaN),
+    'hocuspocus': figure(values.hocuspocus ?? Number.NaN),
     'atrium / y-ws': ratio(values.atrium, values['y-websocket']),
     'atrium / hocus': ratio(values.atrium, values.hocuspocus),
   }))

@@ -187,7 +187,11 @@ export function defineDocument<P extends Record<string, string> = Record<string,
 export function findDocumentDeclaration(
   documents: Record<string, CollabDocumentDeclaration<any>>,
   docName: string
-): { pattern: string; declaration: CollabDocumentDeclaration<any>; params: Record<string, string> } | null {
+): {
+  pattern: string
+  declaration: CollabDocumentDeclaration<any>
+  params: Record<string, string>
+} | null {
   for (const [pattern, declaration] of Object.entries(documents)) {
     const params = matchDocumentPattern(pattern, docName)
     if (params) {

@@ -11,7 +11,11 @@ import type { CollabTokenInfo } from './types.ts'
  * handshake would. Throws `CollabUnauthorizedError` or `CollabForbiddenError`.
  */
 export async function issueCollaborationToken(
-  input: { docName: string; user?: { id: string | number; name?: string | null; avatarUrl?: string | null }; ctx?: HttpContext },
+  input: {
+    docName: string
+    user?: { id: string | number; name?: string | null; avatarUrl?: string | null }
+    ctx?: HttpContext
+  },
   options: { manager?: CollaborationManager; baseUrl?: string } = {}
 ): Promise<CollabTokenInfo> {
   const manager = options.manager ?? collaboration.current

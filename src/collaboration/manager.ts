@@ -44,7 +44,9 @@ export const CLOSE_CODES = {
   unsupportedEngine: 4400,
 } as const
 
-function normalizePermission(value: Partial<CollabPermission> | null | undefined): CollabPermission {
+function normalizePermission(
+  value: Partial<CollabPermission> | null | undefined
+): CollabPermission {
   if (!value) {
     return DENY
   }
@@ -72,12 +74,19 @@ export class CollabComments {
     if (storage.getComment) {
       return storage.getComment(docName, commentId)
     }
-    return (await storage.listComments(docName)).find(({ id }) => id === commentId) ?? null
+    const comments = await storage.listComments(docName)
+    return comments.find(({ id }) => id === commentId) ?? null
   }
 
   async create(
     docName: string,
-    input: { space: string; anchor: CommentAnchor; body: string; userId: string; authorName?: string | null }
+    input: {
+      space: string
+      anchor: CommentAnchor
+      body: string
+      userId: string
+      authorName?: string | null
+    }
   ): Promise<CollabComment> {
     const comment: CollabComment = {
       id: randomUUID(),
@@ -96,13 +105,21 @@ export class CollabComments {
   }
 
   /** Sets or clears `resolvedAt`; null for an unknown comment */
-  async resolve(docName: string, commentId: string, resolved = true): Promise<CollabComment | null> {
+  async resolve(
+    docName: string,
+    commentId: string,
+    resolved = true
+  ): Promise<CollabComment | null> {
     const comment = await this.get(docName, commentId)
     if (!comment) {
       return null
     }
     const now = new Date().toISOString()
-    const next = { ...comment, resolvedAt: resolved ? (comment.resolvedAt ?? now) : null, updatedAt: now }
+    const next = {
+      ...comment,
+      resolvedAt: resolved ? (comment.resolvedAt ?? now) : null,
+      updatedAt: now,
+    }
     await this.manager.config.storage.saveComment(docName, next)
     return next
   }
@@ -166,7 +183,11 @@ export class CollaborationManager {
     }
     const manager: CollaborationManager = new CollaborationManager(config, {
       presence,
-      wss: new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024, perMessageDeflate: false }),
+      wss: new WebSocketServer({
+        noServer: true,
+        maxPayload: 64 * 1024 * 1024,
+        perMessageDeflate: false,
+      }),
     })
     manager.#engines.set(
       'crdt_a',
@@ -226,11 +247,16 @@ export class CollaborationManager {
    * then the global rule, else deny. A throwing rule is reported and raised
    * as the retryable `CollabAuthorizationError`.
    */
-  async authorize(ctx: HttpContext | CollabAuthorizeContext, docName: string): Promise<CollabPermission> {
+  async authorize(
+    ctx: HttpContext | CollabAuthorizeContext,
+    docName: string
+  ): Promise<CollabPermission> {
     const match = findDocumentDeclaration(this.config.documents, docName)
     try {
       if (match?.declaration.authorize) {
-        return normalizePermission(await match.declaration.authorize(ctx, { docName, params: match.params }))
+        return normalizePermission(
+          await match.declaration.authorize(ctx, { docName, params: match.params })
+        )
       }
       if (this.config.authorize) {
         return normalizePermission(await this.config.authorize(ctx, docName))
@@ -248,7 +274,7 @@ export class CollaborationManager {
   hasAuthorizeRule(docName: string) {
     return Boolean(
       findDocumentDeclaration(this.config.documents, docName)?.declaration.authorize ??
-        this.config.authorize
+      this.config.authorize
     )
   }
 
@@ -256,7 +282,10 @@ export class CollaborationManager {
     if (this.config.engineFor) {
       return this.config.engineFor(docName)
     }
-    return findDocumentDeclaration(this.config.documents, docName)?.declaration.engine ?? this.config.engine
+    return (
+      findDocumentDeclaration(this.config.documents, docName)?.declaration.engine ??
+      this.config.engine
+    )
   }
 
   async #engineOf(docName: string): Promise<CollabEngine | null> {
@@ -273,7 +302,8 @@ export class CollaborationManager {
   }
 
   async getDocumentState({ docName }: { docName: string }) {
-    return (await this.#requireEngine(docName)).getDocumentState(docName)
+    const engine = await this.#requireEngine(docName)
+    return engine.getDocumentState(docName)
   }
 
   async getDocumentText({ docName }: { docName: string }) {
@@ -296,7 +326,8 @@ export class CollaborationManager {
   }
 
   async hasLiveDocument({ docName }: { docName: string }) {
-    return (await this.#engineOf(docName))?.hasLiveDocument(docName) ?? false
+    const engine = await this.#engineOf(docName)
+    return engine?.hasLiveDocument(docName) ?? false
   }
 
   async getVersionState({ docName, versionId }: { docName: string; versionId: string }) {
@@ -320,7 +351,12 @@ export class CollaborationManager {
     return next
   }
 
-  async #snapshot(docName: string, createdBy: string | null, label: string | null, state?: Uint8Array) {
+  async #snapshot(
+    docName: string,
+    createdBy: string | null,
+    label: string | null,
+    state?: Uint8Array
+  ) {
     const snapshot = state ?? (await this.getDocumentState({ docName }))
     const [latest] = await this.config.storage.listVersions(docName, { page: 1, size: 1 })
     const version: CollabVersion = {
@@ -334,7 +370,15 @@ export class CollaborationManager {
     return version
   }
 
-  createVersion({ docName, createdBy, label }: { docName: string; createdBy: string | null; label?: string | null }) {
+  createVersion({
+    docName,
+    createdBy,
+    label,
+  }: {
+    docName: string
+    createdBy: string | null
+    label?: string | null
+  }) {
     return this.#exclusive(`versions:${docName}`, () =>
       this.#snapshot(docName, createdBy === null ? null : String(createdBy), label ?? null)
     )
@@ -348,7 +392,15 @@ export class CollaborationManager {
    * Snapshots the current state as `restored from #<seq>`, then writes the
    * version's content into the live document as new changes.
    */
-  async restoreVersion({ docName, versionId, restoredBy }: { docName: string; versionId: string; restoredBy: string | null }) {
+  async restoreVersion({
+    docName,
+    versionId,
+    restoredBy,
+  }: {
+    docName: string
+    versionId: string
+    restoredBy: string | null
+  }) {
     await this.#exclusive(`versions:${docName}`, async () => {
       const snapshot = await this.getVersionState({ docName, versionId })
       const all = await this.config.storage.listVersions(docName)
@@ -358,7 +410,8 @@ export class CollaborationManager {
         restoredBy === null ? null : String(restoredBy),
         `restored from #${target?.seq ?? '?'}`
       )
-      await (await this.#requireEngine(docName)).replaceContent(docName, snapshot)
+      const engine = await this.#requireEngine(docName)
+      await engine.replaceContent(docName, snapshot)
     })
   }
 
@@ -367,12 +420,15 @@ export class CollaborationManager {
       this.getVersionState({ docName, versionId: aId }),
       this.getVersionState({ docName, versionId: bId }),
     ])
-    return (await this.#requireEngine(docName)).diff(a, b)
+    const engine = await this.#requireEngine(docName)
+    return engine.diff(a, b)
   }
 
   pruneVersions(options: { keep: number; docName?: string; dryRun?: boolean }) {
     if (!Number.isInteger(options.keep) || options.keep < 0) {
-      throw new CollabConfigError('pruneVersions: "keep" must be a non-negative integer (versions kept per document)')
+      throw new CollabConfigError(
+        'pruneVersions: "keep" must be a non-negative integer (versions kept per document)'
+      )
     }
     return this.config.storage.pruneVersions(options)
   }
@@ -386,7 +442,8 @@ export class CollaborationManager {
         'persistDocument needs a configured storage: set "storage" in config/collaboration.ts'
       )
     }
-    await (await this.#requireEngine(docName)).applyState(docName, state)
+    const engine = await this.#requireEngine(docName)
+    await engine.applyState(docName, state)
   }
 
   async listPresence({ docName }: { docName: string }): Promise<PresenceMember[]> {
@@ -463,7 +520,9 @@ export class CollaborationManager {
     if (!payload) {
       return refuse(CLOSE_CODES.invalidToken, 'invalid or expired token for this document')
     }
-    const context = payload.user ? { userId: payload.userId, user: payload.user } : { userId: payload.userId }
+    const context = payload.user
+      ? { userId: payload.userId, user: payload.user }
+      : { userId: payload.userId }
 
     let permission: CollabPermission
     try {

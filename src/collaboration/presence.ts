@@ -44,7 +44,11 @@ export class PresenceRoster {
     try {
       await this.#redis
         .multi()
-        .hset(key, this.#field(connectionId), JSON.stringify({ ...member, expiresAt: Date.now() + TTL_MS }))
+        .hset(
+          key,
+          this.#field(connectionId),
+          JSON.stringify({ ...member, expiresAt: Date.now() + TTL_MS })
+        )
         .pexpire(key, TTL_MS * 2)
         .exec()
     } catch (error) {

@@ -50,7 +50,10 @@ export function resolveTokenSecret(secret?: string): string {
 /**
  * Timing-safe string comparison; false for a missing side.
  */
-export function secretsMatch(received: string | undefined | null, expected: string | undefined | null) {
+export function secretsMatch(
+  received: string | undefined | null,
+  expected: string | undefined | null
+) {
   if (typeof received !== 'string' || typeof expected !== 'string' || !expected) {
     return false
   }

@@ -58,7 +58,9 @@ export type CollabDocumentSeed = Uint8Array | { [key: string]: any } | null | un
 /**
  * Everything a pattern can declare about the documents it matches.
  */
-export interface CollabDocumentDeclaration<P extends Record<string, string> = Record<string, string>> {
+export interface CollabDocumentDeclaration<
+  P extends Record<string, string> = Record<string, string>,
+> {
   engine?: CollabEngineName
   authorize?: (
     ctx: HttpContext | CollabAuthorizeContext,
@@ -135,8 +137,7 @@ export interface PresenceMember {
 }
 
 export type LiveDocumentResult<T> =
-  | { live: true; value: T }
-  | { live: false; reason: 'not-loaded' | 'engine-has-no-live-document' }
+  { live: true; value: T } | { live: false; reason: 'not-loaded' | 'engine-has-no-live-document' }
 
 export interface ListPageOptions {
   /** 1-based, default 1 */

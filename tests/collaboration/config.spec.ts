@@ -1,3 +1,4 @@
+/* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { test } from '@japa/runner'
 import {
   defineCollection,
@@ -82,7 +83,9 @@ test.group('Collaboration config and patterns', () => {
   test('the first matching pattern wins, then the global rule, else deny', async ({ assert }) => {
     const { manager } = await setupCollabApp({
       documents: {
-        'private/:id': { authorize: () => ({ canRead: false, canWrite: false, canComment: false }) },
+        'private/:id': {
+          authorize: () => ({ canRead: false, canWrite: false, canComment: false }),
+        },
         'private/special': { authorize: () => allow },
         'team/:id': {},
       },
@@ -105,7 +108,10 @@ test.group('Collaboration tokens', () => {
     assert.isNull(verifyCollabToken('not.a.token', 's3cret', 'a/1'))
     const expired = signCollabToken({ userId: 'u1', docName: 'a/1' }, 's3cret', -1)
     assert.isNull(verifyCollabToken(expired, 's3cret', 'a/1'))
-    assert.deepEqual(verifySelfHostedToken(token, 'a/1', 's3cret'), { userId: 'u1', user: { name: 'Ann' } })
+    assert.deepEqual(verifySelfHostedToken(token, 'a/1', 's3cret'), {
+      userId: 'u1',
+      user: { name: 'Ann' },
+    })
 
     const hosted = signHostedToken({ userId: 'u1', docName: 'a/1' }, 'jwt-secret')
     assert.equal(JSON.parse(Buffer.from(hosted.split('.')[0], 'base64url').toString()).alg, 'HS256')
@@ -189,7 +195,12 @@ test.group('Collaboration observability', () => {
 
     const logged: string[] = []
     setCollaborationLogger({ error: (_payload, message) => logged.push(message ?? '') })
-    reportCollaborationError({ scope: 'authorize', operation: 'authorize', docName: 'a/1', error: 1 })
+    reportCollaborationError({
+      scope: 'authorize',
+      operation: 'authorize',
+      docName: 'a/1',
+      error: 1,
+    })
     setCollaborationLogger(undefined)
     assert.match(logged[0], /authorize failure during authorize on "a\/1"/)
   })

@@ -1,3 +1,4 @@
+/* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { test } from '@japa/runner'
 import { IgnitorFactory } from '@adonisjs/core/factories'
 import Configure from '@adonisjs/core/commands/configure'
@@ -42,7 +43,11 @@ test.group('Collaboration configure', () => {
     const ace = await setupConsoleApp(fs)
     const entry = `${packageRoot}index.ts`
     for (let run = 0; run < 2; run++) {
-      const command = await ace.create(Configure, [entry, '--features=collaboration', '--no-install'])
+      const command = await ace.create(Configure, [
+        entry,
+        '--features=collaboration',
+        '--no-install',
+      ])
       await command.exec()
       assert.equal(command.exitCode, 0, command.error?.message)
     }
@@ -58,7 +63,10 @@ test.group('Collaboration configure', () => {
     assert.equal(rc.split('collaboration_provider').length - 1, 1)
   })
 
-  test('collaboration:init --engine=hosted_a publishes the hosted config', async ({ assert, fs }) => {
+  test('collaboration:init --engine=hosted_a publishes the hosted config', async ({
+    assert,
+    fs,
+  }) => {
     const ace = await setupConsoleApp(fs)
     const command = await ace.create(CollaborationInit, ['--engine=hosted_a', '--no-install'])
     await command.exec()

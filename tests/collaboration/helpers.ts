@@ -5,7 +5,10 @@ import { getActiveTest } from '@japa/runner'
 import { setupApp } from '../helpers.ts'
 import { defineConfig } from '../../src/collaboration/define_config.ts'
 import { signCollabToken } from '../../src/collaboration/tokens.ts'
-import type { CollaborationConfigInput, CollaborationStorage } from '../../src/collaboration/types.ts'
+import type {
+  CollaborationConfigInput,
+  CollaborationStorage,
+} from '../../src/collaboration/types.ts'
 import type { CollaborationManager } from '../../src/collaboration/manager.ts'
 
 export const SECRET = 'collab-test-secret'
@@ -15,19 +18,31 @@ export const allow = { canRead: true, canWrite: true, canComment: true }
 /**
  * Boots an app with the collaboration provider on a real HTTP server.
  */
-export async function setupCollabApp(config: CollaborationConfigInput<any> = {}, options: { database?: boolean } = {}) {
+export async function setupCollabApp(
+  config: CollaborationConfigInput<any> = {},
+  options: { database?: boolean } = {}
+) {
   const testApp = await setupApp({
     providers: [() => import('../../providers/collaboration_provider.ts')],
     database: options.database,
     config: {
-      collaboration: defineConfig({ tokenSecret: SECRET, debounce: 100, authorize: () => allow, ...config }),
+      collaboration: defineConfig({
+        tokenSecret: SECRET,
+        debounce: 100,
+        authorize: () => allow,
+        ...config,
+      }),
     },
   })
   const manager = (await testApp.app.container.make('atrium.collaboration')) as CollaborationManager
   return { ...testApp, manager, wsBase: `${testApp.url.replace('http', 'ws')}/collaboration` }
 }
 
-export function tokenFor(docName: string, userId = 'u1', options: { secret?: string; ttl?: number; name?: string } = {}) {
+export function tokenFor(
+  docName: string,
+  userId = 'u1',
+  options: { secret?: string; ttl?: number; name?: string } = {}
+) {
   return signCollabToken(
     { userId, docName, ...(options.name ? { user: { name: options.name } } : {}) },
     options.secret ?? SECRET,
@@ -70,7 +85,11 @@ export function closeOf(url: string): Promise<{ code: number; reason: string }> 
   })
 }
 
-export async function waitFor(check: () => boolean | Promise<boolean>, timeout = 5000, what = 'condition') {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeout = 5000,
+  what = 'condition'
+) {
   const start = Date.now()
   while (!(await check())) {
     if (Date.now() - start > timeout) {

@@ -1,3 +1,4 @@
+/* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { test } from '@japa/runner'
 import * as Y from 'yjs'
 import { collaboration } from '../../src/collaboration/current.ts'
@@ -19,18 +20,36 @@ test.group('Collaboration manager', () => {
     const client = connectClient(wsBase, 'notes/restore')
     await client.synced
     client.text.insert(0, 'The quick brown fox jumps')
-    await waitFor(async () => (await manager.getDocumentText({ docName: 'notes/restore' })) === 'The quick brown fox jumps')
-    const v1 = await manager.createVersion({ docName: 'notes/restore', createdBy: 'u1', label: 'draft' })
+    await waitFor(
+      async () =>
+        (await manager.getDocumentText({ docName: 'notes/restore' })) ===
+        'The quick brown fox jumps'
+    )
+    const v1 = await manager.createVersion({
+      docName: 'notes/restore',
+      createdBy: 'u1',
+      label: 'draft',
+    })
     assert.equal(v1.seq, 1)
     assert.equal(v1.label, 'draft')
 
     client.text.delete(4, 12)
     client.text.insert(client.text.length, ' high')
-    await waitFor(async () => (await manager.getDocumentText({ docName: 'notes/restore' })) === 'The fox jumps high')
+    await waitFor(
+      async () =>
+        (await manager.getDocumentText({ docName: 'notes/restore' })) === 'The fox jumps high'
+    )
 
     await manager.restoreVersion({ docName: 'notes/restore', versionId: v1.id, restoredBy: 'u2' })
-    await waitFor(() => client.text.toString() === 'The quick brown fox jumps', 5000, 'the client to see the restore')
-    assert.equal(await manager.getDocumentText({ docName: 'notes/restore' }), 'The quick brown fox jumps')
+    await waitFor(
+      () => client.text.toString() === 'The quick brown fox jumps',
+      5000,
+      'the client to see the restore'
+    )
+    assert.equal(
+      await manager.getDocumentText({ docName: 'notes/restore' }),
+      'The quick brown fox jumps'
+    )
 
     const versions = await manager.listVersions({ docName: 'notes/restore' })
     assert.deepEqual(
@@ -40,7 +59,10 @@ test.group('Collaboration manager', () => {
         { seq: 1, label: 'draft', createdBy: 'u1' },
       ]
     )
-    const replaced = await manager.getVersionState({ docName: 'notes/restore', versionId: versions[0].id })
+    const replaced = await manager.getVersionState({
+      docName: 'notes/restore',
+      versionId: versions[0].id,
+    })
     const doc = new Y.Doc()
     Y.applyUpdate(doc, replaced)
     assert.equal(doc.getText('content').toString(), 'The fox jumps high')
@@ -50,7 +72,9 @@ test.group('Collaboration manager', () => {
     )
   })
 
-  test('restoring a document that is not open restores maps and texts in storage', async ({ assert }) => {
+  test('restoring a document that is not open restores maps and texts in storage', async ({
+    assert,
+  }) => {
     const storage = new InMemoryCollaborationStorage()
     const { manager } = await setupCollabApp({ storage })
     const doc = new Y.Doc()
@@ -76,9 +100,14 @@ test.group('Collaboration manager', () => {
     assert.isFalse(await manager.hasLiveDocument({ docName: 'cold/1' }))
   })
 
-  test('getVersionState throws on an unknown id and prune keeps N per document', async ({ assert }) => {
+  test('getVersionState throws on an unknown id and prune keeps N per document', async ({
+    assert,
+  }) => {
     const { manager } = await setupCollabApp({ storage: new InMemoryCollaborationStorage() })
-    await assert.rejects(() => manager.getVersionState({ docName: 'a/1', versionId: 'nope' }), /Unknown version/)
+    await assert.rejects(
+      () => manager.getVersionState({ docName: 'a/1', versionId: 'nope' }),
+      /Unknown version/
+    )
     for (const docName of ['a/1', 'a/2']) {
       for (let index = 0; index < 3; index++) {
         await manager.createVersion({ docName, createdBy: 'u1' })
@@ -87,7 +116,10 @@ test.group('Collaboration manager', () => {
     assert.equal(await manager.pruneVersions({ keep: 1, dryRun: true }), 4)
     assert.equal(await manager.pruneVersions({ keep: 2, docName: 'a/1' }), 1)
     assert.equal(await manager.pruneVersions({ keep: 1 }), 3)
-    assert.deepEqual((await manager.listVersions({ docName: 'a/1' })).map(({ seq }) => seq), [3])
+    assert.deepEqual(
+      (await manager.listVersions({ docName: 'a/1' })).map(({ seq }) => seq),
+      [3]
+    )
   })
 
   test('persistDocument throws without a configured storage', async ({ assert }) => {
@@ -117,7 +149,9 @@ test.group('Collaboration manager', () => {
     await waitFor(() => client.text.toString() === 'server side')
   })
 
-  test('comments: three anchor kinds, spaces, resolve, unresolve and remove', async ({ assert }) => {
+  test('comments: three anchor kinds, spaces, resolve, unresolve and remove', async ({
+    assert,
+  }) => {
     const { manager } = await setupCollabApp({ storage: new InMemoryCollaborationStorage() })
     const text = await manager.comments.create('doc/1', {
       space: 'review',

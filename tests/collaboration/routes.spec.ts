@@ -1,3 +1,4 @@
+/* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { test } from '@japa/runner'
 import * as Y from 'yjs'
 import type { HttpContext } from '@adonisjs/core/http'
@@ -31,7 +32,13 @@ async function setupRoutesApp() {
       return permissions[id] ?? permissions.nobody
     },
   })
-  const call = (method: string, path: string, user?: string, body?: unknown, headers: Record<string, string> = {}) =>
+  const call = (
+    method: string,
+    path: string,
+    user?: string,
+    body?: unknown,
+    headers: Record<string, string> = {}
+  ) =>
     fetch(`${app.url}/collaboration${path}`, {
       method,
       headers: {
@@ -41,7 +48,8 @@ async function setupRoutesApp() {
           : {}),
         ...headers,
       },
-      body: body === undefined ? undefined : body instanceof Uint8Array ? body : JSON.stringify(body),
+      body:
+        body === undefined ? undefined : body instanceof Uint8Array ? body : JSON.stringify(body),
     }) as Promise<Omit<Response, 'json'> & { json(): Promise<any> }>
   return { ...app, storage, call }
 }
@@ -79,12 +87,24 @@ test.group('Collaboration routes', () => {
     await client.synced
   })
 
-  test('comment writes need canComment; patch and delete need the author or canWrite', async ({ assert }) => {
+  test('comment writes need canComment; patch and delete need the author or canWrite', async ({
+    assert,
+  }) => {
     const { call } = await setupRoutesApp()
-    const denied = await call('POST', '/comments', 'reader', { docName: 'd/1', space: 'main', anchor, body: 'hi' })
+    const denied = await call('POST', '/comments', 'reader', {
+      docName: 'd/1',
+      space: 'main',
+      anchor,
+      body: 'hi',
+    })
     assert.equal(denied.status, 403)
 
-    const created = await call('POST', '/comments', 'author', { docName: 'd/1', space: 'main', anchor, body: 'hi' })
+    const created = await call('POST', '/comments', 'author', {
+      docName: 'd/1',
+      space: 'main',
+      anchor,
+      body: 'hi',
+    })
     assert.equal(created.status, 201)
     const comment = await created.json()
     assert.equal(comment.userId, 'author')
@@ -97,7 +117,9 @@ test.group('Collaboration routes', () => {
     const resolved = await call('PATCH', `/comments/${comment.id}?doc=d/1`, 'author', {})
     assert.equal(resolved.status, 200)
     assert.isString((await resolved.json()).resolvedAt)
-    const reopened = await call('PATCH', `/comments/${comment.id}?doc=d/1`, 'writer', { resolved: false })
+    const reopened = await call('PATCH', `/comments/${comment.id}?doc=d/1`, 'writer', {
+      resolved: false,
+    })
     assert.isNull((await reopened.json()).resolvedAt)
 
     const list = await call('GET', '/comments?doc=d/1&space=main&page=1&size=500', 'reader')
@@ -117,11 +139,17 @@ test.group('Collaboration routes', () => {
     })
     assert.equal(badAnchor.status, 422)
     assert.include((await badAnchor.json()).error.message, 'anchor')
-    const noBody = await call('POST', '/comments', 'writer', { docName: 'd/1', space: 'main', anchor })
+    const noBody = await call('POST', '/comments', 'writer', {
+      docName: 'd/1',
+      space: 'main',
+      anchor,
+    })
     assert.equal(noBody.status, 422)
   })
 
-  test('version writes need canWrite; versions list by page and restore answers 204', async ({ assert }) => {
+  test('version writes need canWrite; versions list by page and restore answers 204', async ({
+    assert,
+  }) => {
     const { call, manager } = await setupRoutesApp()
     const doc = new Y.Doc()
     doc.getText('content').insert(0, 'first draft')
@@ -138,14 +166,28 @@ test.group('Collaboration routes', () => {
     edit.getText('content').delete(0, 6)
     await manager.persistDocument({ docName: 'v/1', state: Y.encodeStateAsUpdate(edit) })
 
-    assert.equal((await call('POST', '/versions/restore', 'reader', { docName: 'v/1', versionId: version.id })).status, 403)
-    const restored = await call('POST', '/versions/restore', 'writer', { docName: 'v/1', versionId: version.id })
+    assert.equal(
+      (await call('POST', '/versions/restore', 'reader', { docName: 'v/1', versionId: version.id }))
+        .status,
+      403
+    )
+    const restored = await call('POST', '/versions/restore', 'writer', {
+      docName: 'v/1',
+      versionId: version.id,
+    })
     assert.equal(restored.status, 204)
     assert.equal(await manager.getDocumentText({ docName: 'v/1' }), 'first draft')
 
     const page = await call('GET', '/versions?doc=v/1&page=1&size=1', 'reader')
-    assert.deepEqual((await page.json()).map((row: any) => row.label), ['restored from #1'])
-    assert.equal((await call('POST', '/versions/restore', 'writer', { docName: 'v/1', versionId: 'nope' })).status, 404)
+    assert.deepEqual(
+      (await page.json()).map((row: any) => row.label),
+      ['restored from #1']
+    )
+    assert.equal(
+      (await call('POST', '/versions/restore', 'writer', { docName: 'v/1', versionId: 'nope' }))
+        .status,
+      404
+    )
   })
 
   test('/state serves octet-stream and stores a raw binary body behind the worker secret', async ({
@@ -172,7 +214,9 @@ test.group('Collaboration routes', () => {
     assert.equal(good.status, 204)
     assert.equal(await manager.getDocumentText({ docName: 'w/1' }), 'from the worker ✓ ')
 
-    const read = await call('GET', '/state?doc=w/1', undefined, undefined, { 'x-collab-worker-secret': SECRET })
+    const read = await call('GET', '/state?doc=w/1', undefined, undefined, {
+      'x-collab-worker-secret': SECRET,
+    })
     assert.equal(read.headers.get('content-type'), 'application/octet-stream')
     const copy = new Y.Doc()
     Y.applyUpdate(copy, new Uint8Array(await read.arrayBuffer()))
@@ -181,4 +225,3 @@ test.group('Collaboration routes', () => {
     assert.equal((await call('GET', '/state?doc=w/1', 'reader')).status, 200)
   })
 })
-

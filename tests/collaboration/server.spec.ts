@@ -1,3 +1,4 @@
+/* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { test } from '@japa/runner'
 import * as Y from 'yjs'
 import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
@@ -72,23 +73,34 @@ test.group('Collaboration server (y-websocket clients)', () => {
   test('an expired or tampered token is refused', async ({ assert }) => {
     const { wsBase } = await setupCollabApp()
     const expired = tokenFor('notes/1', 'u1', { ttl: -10 })
-    assert.equal((await closeOf(`${wsBase}/notes/1?token=${expired}`)).code, CLOSE_CODES.invalidToken)
+    assert.equal(
+      (await closeOf(`${wsBase}/notes/1?token=${expired}`)).code,
+      CLOSE_CODES.invalidToken
+    )
 
     const valid = tokenFor('notes/1')
     const [header, payload, signature] = valid.split('.')
     const forged = Buffer.from(
-      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), userId: 'admin' })
+      JSON.stringify({
+        ...JSON.parse(Buffer.from(payload, 'base64url').toString()),
+        userId: 'admin',
+      })
     ).toString('base64url')
     assert.equal(
       (await closeOf(`${wsBase}/notes/1?token=${header}.${forged}.${signature}`)).code,
       CLOSE_CODES.invalidToken
     )
     const wrongSecret = tokenFor('notes/1', 'u1', { secret: 'another-secret' })
-    assert.equal((await closeOf(`${wsBase}/notes/1?token=${wrongSecret}`)).code, CLOSE_CODES.invalidToken)
+    assert.equal(
+      (await closeOf(`${wsBase}/notes/1?token=${wrongSecret}`)).code,
+      CLOSE_CODES.invalidToken
+    )
     assert.equal((await closeOf(`${wsBase}/notes/1`)).code, CLOSE_CODES.invalidToken)
   })
 
-  test('a denial closes with 4003 and a throwing rule with the retryable 4503', async ({ assert }) => {
+  test('a denial closes with 4003 and a throwing rule with the retryable 4503', async ({
+    assert,
+  }) => {
     const reported: string[] = []
     const off = onCollaborationError((event) => reported.push(`${event.scope}:${event.docName}`))
     const { wsBase } = await setupCollabApp({
@@ -100,7 +112,10 @@ test.group('Collaboration server (y-websocket clients)', () => {
       },
     })
     try {
-      assert.equal((await closeOf(`${wsBase}/secret/1?token=${tokenFor('secret/1')}`)).code, CLOSE_CODES.forbidden)
+      assert.equal(
+        (await closeOf(`${wsBase}/secret/1?token=${tokenFor('secret/1')}`)).code,
+        CLOSE_CODES.forbidden
+      )
       const failed = await closeOf(`${wsBase}/broken/1?token=${tokenFor('broken/1')}`)
       assert.equal(failed.code, CLOSE_CODES.authorizationFailed)
       assert.include(failed.reason, 'retry')
@@ -115,7 +130,10 @@ test.group('Collaboration server (y-websocket clients)', () => {
       authorize: undefined,
       documents: { 'open/:id': { authorize: () => allow } },
     })
-    assert.equal((await closeOf(`${wsBase}/closed/1?token=${tokenFor('closed/1')}`)).code, CLOSE_CODES.forbidden)
+    assert.equal(
+      (await closeOf(`${wsBase}/closed/1?token=${tokenFor('closed/1')}`)).code,
+      CLOSE_CODES.forbidden
+    )
     const client = connectClient(wsBase, 'open/1')
     await client.synced
   })
@@ -166,8 +184,16 @@ test.group('Collaboration server (y-websocket clients)', () => {
     const clients = Array.from({ length: 20 }, (_, index) =>
       connectClient(wsBase, 'seeded/x', tokenFor('seeded/x', `u${index}`))
     )
-    await waitFor(() => clients.every((client) => client.provider.synced), 8000, `sync ${clients.filter((c) => c.provider.synced).length}`)
-    await waitFor(() => clients.every((client) => client.text.toString() === 'seed of x'), 5000, 'text')
+    await waitFor(
+      () => clients.every((client) => client.provider.synced),
+      8000,
+      `sync ${clients.filter((c) => c.provider.synced).length}`
+    )
+    await waitFor(
+      () => clients.every((client) => client.text.toString() === 'seed of x'),
+      5000,
+      'text'
+    )
     assert.equal(loads, 1)
     assert.equal(await storedText(storage, 'seeded/x'), 'seed of x')
   })
@@ -190,7 +216,10 @@ test.group('Collaboration server (y-websocket clients)', () => {
 
   test('a stop during a pending debounce loses nothing', async ({ assert }) => {
     const storage = new InMemoryCollaborationStorage()
-    const { wsBase, close } = await setupCollabApp({ storage: withoutLog(storage), debounce: 60_000 })
+    const { wsBase, close } = await setupCollabApp({
+      storage: withoutLog(storage),
+      debounce: 60_000,
+    })
     const client = connectClient(wsBase, 'notes/stop')
     await client.synced
     client.text.insert(0, 'unsaved work')
@@ -214,7 +243,9 @@ test.group('Collaboration server (y-websocket clients)', () => {
     assert.isFalse(await manager.hasLiveDocument({ docName: 'notes/idle' }))
   })
 
-  test('awareness is relayed to peers and removed when a client disconnects', async ({ assert }) => {
+  test('awareness is relayed to peers and removed when a client disconnects', async ({
+    assert,
+  }) => {
     const { wsBase } = await setupCollabApp()
     const alice = connectClient(wsBase, 'notes/aw')
     const bob = connectClient(wsBase, 'notes/aw', tokenFor('notes/aw', 'u2'))

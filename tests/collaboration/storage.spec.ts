@@ -1,3 +1,4 @@
+/* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { getActiveTest, test } from '@japa/runner'
 import { createDatabase } from '../helpers.ts'
 import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
@@ -58,14 +59,20 @@ for (const [name, factory] of Object.entries(factories)) {
       await storage.appendUpdate!('doc/1', bytes(7, 7))
       let stored = await storage.loadDocument('doc/1')
       assert.deepEqual(stored!.state.byteLength, 0)
-      assert.deepEqual(stored!.updates!.map((update) => [...update]), [[7, 7]])
+      assert.deepEqual(
+        stored!.updates!.map((update) => [...update]),
+        [[7, 7]]
+      )
 
       await storage.saveDocument('doc/1', bytes(1))
       await storage.appendUpdate!('doc/1', bytes(2))
       await storage.appendUpdate!('doc/1', bytes(3, 4))
       stored = await storage.loadDocument('doc/1')
       assert.deepEqual([...stored!.state], [1])
-      assert.deepEqual(stored!.updates!.map((update) => [...update]), [[2], [3, 4]])
+      assert.deepEqual(
+        stored!.updates!.map((update) => [...update]),
+        [[2], [3, 4]]
+      )
 
       await storage.compactDocument!('doc/1', bytes(9, 9, 9))
       stored = await storage.loadDocument('doc/1')
@@ -92,10 +99,16 @@ for (const [name, factory] of Object.entries(factories)) {
         }
       }
       const all = await storage.listVersions('doc/1')
-      assert.deepEqual(all.map((version) => version.seq), [3, 2, 1])
+      assert.deepEqual(
+        all.map((version) => version.seq),
+        [3, 2, 1]
+      )
       assert.equal(all[2].label, 'first')
       const page2 = await storage.listVersions('doc/1', { page: 2, size: 2 })
-      assert.deepEqual(page2.map((version) => version.seq), [1])
+      assert.deepEqual(
+        page2.map((version) => version.seq),
+        [1]
+      )
       assert.deepEqual([...(await storage.loadVersionSnapshot('doc/1', 'doc-1-v2'))!], [2])
       assert.isNull(await storage.loadVersionSnapshot('doc/1', 'missing'))
 
@@ -103,8 +116,14 @@ for (const [name, factory] of Object.entries(factories)) {
       assert.lengthOf(await storage.listVersions('doc/1'), 3)
       assert.equal(await storage.pruneVersions({ keep: 2, docName: 'doc/2' }), 1)
       assert.equal(await storage.pruneVersions({ keep: 1 }), 3)
-      assert.deepEqual((await storage.listVersions('doc/1')).map((version) => version.seq), [3])
-      assert.deepEqual((await storage.listVersions('doc/2')).map((version) => version.seq), [3])
+      assert.deepEqual(
+        (await storage.listVersions('doc/1')).map((version) => version.seq),
+        [3]
+      )
+      assert.deepEqual(
+        (await storage.listVersions('doc/2')).map((version) => version.seq),
+        [3]
+      )
     })
 
     test('comments list oldest first, by space and page, and update and delete', async (context) => {
@@ -113,16 +132,30 @@ for (const [name, factory] of Object.entries(factories)) {
       await storage.saveComment('doc/1', comment('c2', 'review', '2026-01-02T00:00:00.000Z'))
       await storage.saveComment('doc/1', comment('c1', 'review', '2026-01-01T00:00:00.000Z'))
       await storage.saveComment('doc/1', comment('c3', 'notes', '2026-01-03T00:00:00.000Z'))
-      assert.deepEqual((await storage.listComments('doc/1')).map(({ id }) => id), ['c1', 'c2', 'c3'])
-      assert.deepEqual((await storage.listComments('doc/1', 'review')).map(({ id }) => id), ['c1', 'c2'])
+      assert.deepEqual(
+        (await storage.listComments('doc/1')).map(({ id }) => id),
+        ['c1', 'c2', 'c3']
+      )
+      assert.deepEqual(
+        (await storage.listComments('doc/1', 'review')).map(({ id }) => id),
+        ['c1', 'c2']
+      )
       assert.deepEqual(
         (await storage.listComments('doc/1', undefined, { page: 2, size: 2 })).map(({ id }) => id),
         ['c3']
       )
       const first = await storage.getComment!('doc/1', 'c1')
-      assert.deepEqual(first!.anchor, { kind: 'text-range', start: 0, end: 4, selectedText: 'text' })
+      assert.deepEqual(first!.anchor, {
+        kind: 'text-range',
+        start: 0,
+        end: 4,
+        selectedText: 'text',
+      })
       await storage.saveComment('doc/1', { ...first!, resolvedAt: '2026-02-01T00:00:00.000Z' })
-      assert.equal((await storage.getComment!('doc/1', 'c1'))!.resolvedAt, '2026-02-01T00:00:00.000Z')
+      assert.equal(
+        (await storage.getComment!('doc/1', 'c1'))!.resolvedAt,
+        '2026-02-01T00:00:00.000Z'
+      )
       assert.lengthOf(await storage.listComments('doc/1'), 3)
       await storage.deleteComment('doc/1', 'c1')
       assert.isNull(await storage.getComment!('doc/1', 'c1'))

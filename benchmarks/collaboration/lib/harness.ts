@@ -149,12 +149,16 @@ export class BenchClient {
             'bench-secret',
             3600
           )}`
-    this.socket = new WebSocket(`ws://127.0.0.1:${this.#server.port}${path}`, { perMessageDeflate: false })
+    this.socket = new WebSocket(`ws://127.0.0.1:${this.#server.port}${path}`, {
+      perMessageDeflate: false,
+    })
     this.socket.binaryType = 'nodebuffer'
     let resolveSynced!: () => void
     this.synced = new Promise((resolve) => (resolveSynced = resolve))
     this.socket.on('message', (data: Buffer) => {
-      const decoder = decoding.createDecoder(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+      const decoder = decoding.createDecoder(
+        new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      )
       if (this.#prefix !== null) {
         decoding.readVarString(decoder)
       }

@@ -13,7 +13,8 @@ let openDocuments: () => number = () => -1
 if (kind === 'atrium') {
   const { defineConfig } = await import('../../../src/collaboration/define_config.ts')
   const { CollaborationManager } = await import('../../../src/collaboration/manager.ts')
-  const { InMemoryCollaborationStorage } = await import('../../../src/collaboration/storage/memory.ts')
+  const { InMemoryCollaborationStorage } =
+    await import('../../../src/collaboration/storage/memory.ts')
   const manager = await CollaborationManager.create(
     defineConfig({
       tokenSecret: 'bench-secret',

@@ -65,7 +65,9 @@ export function importMap(entries: string[], prefix: string) {
         }
         seenFiles.add(current)
         const source = await readFile(join(nodeModules, current), 'utf8')
-        for (const match of source.matchAll(/(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\s*['"]([^'"]+)['"]/g)) {
+        for (const match of source.matchAll(
+          /(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\s*['"]([^'"]+)['"]/g
+        )) {
           const next = match[1] ?? match[2]
           if (next.startsWith('.')) {
             pending.push(join(dirname(current), next))

@@ -50,7 +50,10 @@ export interface CollabEngine {
   /** Serves an authorized socket for the session's document */
   handleConnection(socket: WebSocket, session: CollabSession): void
   hasLiveDocument(docName: string): boolean
-  withLiveDocument<T>(docName: string, run: (doc: any) => T | Promise<T>): Promise<LiveDocumentResult<T>>
+  withLiveDocument<T>(
+    docName: string,
+    run: (doc: any) => T | Promise<T>
+  ): Promise<LiveDocumentResult<T>>
   /** The live state when open, else the stored one (an empty document when never stored) */
   getDocumentState(docName: string): Promise<Uint8Array>
   /** The document's text in the engine's text layout, empty otherwise */

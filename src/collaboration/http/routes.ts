@@ -81,36 +81,38 @@ let validators: ReturnType<typeof buildValidators> | undefined
 async function buildValidators() {
   const { default: vine } = await import('@vinejs/vine')
   const docName = () => vine.string().trim().minLength(1).maxLength(255)
-  const anchor = vine.union([
-    vine.union.if(
-      (value) => vine.helpers.isObject(value) && (value as any).kind === 'text-range',
-      vine.object({
-        kind: vine.literal('text-range'),
-        start: vine.number().min(0),
-        end: vine.number().min(0),
-        selectedText: vine.string().maxLength(10_000).optional(),
-      })
-    ),
-    vine.union.if(
-      (value) => vine.helpers.isObject(value) && (value as any).kind === 'canvas-object',
-      vine.object({
-        kind: vine.literal('canvas-object'),
-        shapeId: vine.string().minLength(1).maxLength(255),
-        relativeX: vine.number(),
-        relativeY: vine.number(),
-      })
-    ),
-    vine.union.if(
-      (value) => vine.helpers.isObject(value) && (value as any).kind === 'timestamp',
-      vine.object({
-        kind: vine.literal('timestamp'),
-        at: vine.number().min(0),
-        end: vine.number().min(0).optional(),
-      })
-    ),
-  ]).otherwise((_, field) => {
-    field.report(`anchor.kind must be one of ${ANCHOR_KINDS.join(', ')}`, 'anchor', field)
-  })
+  const anchor = vine
+    .union([
+      vine.union.if(
+        (value) => vine.helpers.isObject(value) && (value as any).kind === 'text-range',
+        vine.object({
+          kind: vine.literal('text-range'),
+          start: vine.number().min(0),
+          end: vine.number().min(0),
+          selectedText: vine.string().maxLength(10_000).optional(),
+        })
+      ),
+      vine.union.if(
+        (value) => vine.helpers.isObject(value) && (value as any).kind === 'canvas-object',
+        vine.object({
+          kind: vine.literal('canvas-object'),
+          shapeId: vine.string().minLength(1).maxLength(255),
+          relativeX: vine.number(),
+          relativeY: vine.number(),
+        })
+      ),
+      vine.union.if(
+        (value) => vine.helpers.isObject(value) && (value as any).kind === 'timestamp',
+        vine.object({
+          kind: vine.literal('timestamp'),
+          at: vine.number().min(0),
+          end: vine.number().min(0).optional(),
+        })
+      ),
+    ])
+    .otherwise((_, field) => {
+      field.report(`anchor.kind must be one of ${ANCHOR_KINDS.join(', ')}`, 'anchor', field)
+    })
   const paging = {
     page: vine.number().withoutDecimals().min(1).optional(),
     size: vine.number().withoutDecimals().optional(),
@@ -132,10 +134,16 @@ async function buildValidators() {
     ),
     patchComment: vine.compile(vine.object({ resolved: vine.boolean().optional() })),
     createVersion: vine.compile(
-      vine.object({ docName: docName(), label: vine.string().trim().maxLength(255).optional().nullable() })
+      vine.object({
+        docName: docName(),
+        label: vine.string().trim().maxLength(255).optional().nullable(),
+      })
     ),
     restoreVersion: vine.compile(
-      vine.object({ docName: docName(), versionId: vine.string().trim().minLength(1).maxLength(64) })
+      vine.object({
+        docName: docName(),
+        versionId: vine.string().trim().minLength(1).maxLength(64),
+      })
     ),
   }
 }
@@ -145,7 +153,8 @@ async function validate<K extends keyof Awaited<ReturnType<typeof buildValidator
   data: unknown
 ): Promise<any> {
   validators ??= buildValidators()
-  const compiled = (await validators)[name]
+  const all = await validators
+  const compiled = all[name]
   try {
     return await (compiled as any).validate(data)
   } catch (error: any) {
@@ -203,7 +212,11 @@ async function jsonBody(ctx: HttpContext): Promise<Record<string, unknown>> {
 
 function sendError(ctx: HttpContext, error: any) {
   const status = typeof error?.status === 'number' && error.status >= 400 ? error.status : 500
-  if (status >= 500 && !(error instanceof CollabAuthorizationError) && !error?.code?.startsWith?.('E_COLLAB')) {
+  if (
+    status >= 500 &&
+    !(error instanceof CollabAuthorizationError) &&
+    !error?.code?.startsWith?.('E_COLLAB')
+  ) {
     throw error
   }
   ctx.response.status(status).send({ error: { code: error.code, message: error.message } })
@@ -242,9 +255,7 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
   }
 
   const handle =
-    (
-      run: (ctx: HttpContext, current: CollaborationManager) => Promise<unknown>
-    ) =>
+    (run: (ctx: HttpContext, current: CollaborationManager) => Promise<unknown>) =>
     async (ctx: HttpContext) => {
       try {
         const result = await run(ctx, await manager())
@@ -298,7 +309,10 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
           const query = await validate('listComments', ctx.request.qs())
           await user(ctx, current)
           await requireRead(ctx, current, query.doc)
-          return current.comments.list(query.doc, query.space, { page: query.page, size: query.size })
+          return current.comments.list(query.doc, query.space, {
+            page: query.page,
+            size: query.size,
+          })
         })
       )
 
@@ -332,7 +346,9 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
           throw new CollabNotFoundError(`Unknown comment "${ctx.params.id}" on "${doc}"`)
         }
         if (!canMutateComment({ comment, userId: String(caller.id), permission })) {
-          throw new CollabForbiddenError('Only the author or a user who can write may change this comment')
+          throw new CollabForbiddenError(
+            'Only the author or a user who can write may change this comment'
+          )
         }
         return { doc, comment }
       }
@@ -362,7 +378,10 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
           const query = await validate('listVersions', ctx.request.qs())
           await user(ctx, current)
           await requireRead(ctx, current, query.doc)
-          return current.listVersions({ docName: query.doc, page: { page: query.page, size: query.size } })
+          return current.listVersions({
+            docName: query.doc,
+            page: { page: query.page, size: query.size },
+          })
         })
       )
 
@@ -407,7 +426,9 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
       const workerSecret = (current: CollaborationManager) => {
         const hosted = { ...current.config.hosted, ...options.hosted }
         return (
-          current.config.hosted?.workerSecret ?? hosted.jwtSecret ?? resolveTokenSecret(current.config.tokenSecret)
+          current.config.hosted?.workerSecret ??
+          hosted.jwtSecret ??
+          resolveTokenSecret(current.config.tokenSecret)
         )
       }
 
@@ -445,7 +466,9 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
             if (error?.code === 'E_COLLAB_CONFIG') {
               throw error
             }
-            throw new CollabValidationError(`Invalid request: the body is not a document state (${error.message})`)
+            throw new CollabValidationError(
+              `Invalid request: the body is not a document state (${error.message})`
+            )
           }
           ctx.response.noContent()
           return null

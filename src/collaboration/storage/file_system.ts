@@ -128,7 +128,10 @@ export class FileSystemStorage implements CollaborationStorage {
 
   async listVersions(docName: string, page?: ListPageOptions) {
     const versions = await this.#readJson<CollabVersion[]>(docName, 'versions.json', [])
-    return slicePage(versions.sort((a, b) => b.seq - a.seq), page)
+    return slicePage(
+      versions.sort((a, b) => b.seq - a.seq),
+      page
+    )
   }
 
   async saveVersion(docName: string, version: CollabVersion, snapshot: Uint8Array) {
@@ -149,17 +152,23 @@ export class FileSystemStorage implements CollaborationStorage {
     return content ? new Uint8Array(content) : null
   }
 
-  async pruneVersions({ keep, docName, dryRun }: { keep: number; docName?: string; dryRun?: boolean }) {
-    const names =
-      docName !== undefined
-        ? [docName]
-        : (await readdir(this.baseDir).catch(() => [] as string[])).map(decodeURIComponent)
+  async pruneVersions({
+    keep,
+    docName,
+    dryRun,
+  }: {
+    keep: number
+    docName?: string
+    dryRun?: boolean
+  }) {
+    const folders =
+      docName !== undefined ? [] : await readdir(this.baseDir).catch(() => [] as string[])
+    const names = docName !== undefined ? [docName] : folders.map(decodeURIComponent)
     let deleted = 0
     for (const name of names) {
       deleted += await this.#exclusive(name, async () => {
-        const versions = (await this.#readJson<CollabVersion[]>(name, 'versions.json', [])).sort(
-          (a, b) => b.seq - a.seq
-        )
+        const stored = await this.#readJson<CollabVersion[]>(name, 'versions.json', [])
+        const versions = stored.sort((a, b) => b.seq - a.seq)
         const removed = versions.slice(Math.max(0, keep))
         if (!dryRun && removed.length) {
           await this.#writeJson(name, 'versions.json', versions.slice(0, Math.max(0, keep)))

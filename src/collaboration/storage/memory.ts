@@ -40,7 +40,10 @@ export class InMemoryCollaborationStorage implements CollaborationStorage {
 
   async listVersions(docName: string, page?: ListPageOptions) {
     const rows = (this.#versions.get(docName) ?? []).map(({ version }) => ({ ...version }))
-    return slicePage(rows.sort((a, b) => b.seq - a.seq), page)
+    return slicePage(
+      rows.sort((a, b) => b.seq - a.seq),
+      page
+    )
   }
 
   async saveVersion(docName: string, version: CollabVersion, snapshot: Uint8Array) {
@@ -50,10 +53,20 @@ export class InMemoryCollaborationStorage implements CollaborationStorage {
   }
 
   async loadVersionSnapshot(docName: string, versionId: string) {
-    return this.#versions.get(docName)?.find(({ version }) => version.id === versionId)?.snapshot ?? null
+    return (
+      this.#versions.get(docName)?.find(({ version }) => version.id === versionId)?.snapshot ?? null
+    )
   }
 
-  async pruneVersions({ keep, docName, dryRun }: { keep: number; docName?: string; dryRun?: boolean }) {
+  async pruneVersions({
+    keep,
+    docName,
+    dryRun,
+  }: {
+    keep: number
+    docName?: string
+    dryRun?: boolean
+  }) {
     let deleted = 0
     for (const [name, list] of this.#versions) {
       if (docName !== undefined && name !== docName) {

@@ -11,7 +11,10 @@ export function pageBounds(page?: ListPageOptions): { offset: number; limit: num
     return null
   }
   const number = Math.max(1, Math.floor(Number(page.page) || 1))
-  const size = Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(Number(page.size) || DEFAULT_PAGE_SIZE)))
+  const size = Math.min(
+    MAX_PAGE_SIZE,
+    Math.max(1, Math.floor(Number(page.size) || DEFAULT_PAGE_SIZE))
+  )
   return { offset: (number - 1) * size, limit: size }
 }
 

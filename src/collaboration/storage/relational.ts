@@ -138,7 +138,8 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
 
   async #client(): Promise<QueryClientContract> {
     if (!this.#db) {
-      this.#db = (await import('@adonisjs/lucid/services/db')).default
+      const { default: db } = await import('@adonisjs/lucid/services/db')
+      this.#db = db
     }
     return this.#db.connection(this.#options.connection)
   }
@@ -168,7 +169,9 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
 
   async appendUpdate(docName: string, update: Uint8Array) {
     const client = await this.#client()
-    await client.table(this.tables.updates).insert({ document_name: docName, update: Buffer.from(update) })
+    await client
+      .table(this.tables.updates)
+      .insert({ document_name: docName, update: Buffer.from(update) })
   }
 
   async compactDocument(docName: string, state: Uint8Array) {
@@ -206,7 +209,8 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
     if (bounds) {
       query.offset(bounds.offset).limit(bounds.limit)
     }
-    return (await query).map(versionFromRow)
+    const rows = await query
+    return rows.map(versionFromRow)
   }
 
   async saveVersion(docName: string, version: CollabVersion, snapshot: Uint8Array) {
@@ -233,7 +237,15 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
     return row ? bytes(row.snapshot) : null
   }
 
-  async pruneVersions({ keep, docName, dryRun }: { keep: number; docName?: string; dryRun?: boolean }) {
+  async pruneVersions({
+    keep,
+    docName,
+    dryRun,
+  }: {
+    keep: number
+    docName?: string
+    dryRun?: boolean
+  }) {
     const client = await this.#client()
     const query = client.from(this.tables.versions).select('id', 'document_name', 'seq')
     if (docName !== undefined) {
@@ -251,7 +263,10 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
     }
     if (!dryRun) {
       for (let index = 0; index < doomed.length; index += 500) {
-        await client.from(this.tables.versions).whereIn('id', doomed.slice(index, index + 500)).delete()
+        await client
+          .from(this.tables.versions)
+          .whereIn('id', doomed.slice(index, index + 500))
+          .delete()
       }
     }
     return doomed.length
@@ -268,7 +283,8 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
     if (bounds) {
       query.offset(bounds.offset).limit(bounds.limit)
     }
-    return (await query).map(commentFromRow)
+    const rows = await query
+    return rows.map(commentFromRow)
   }
 
   async getComment(docName: string, commentId: string) {
@@ -308,7 +324,11 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
 
   async deleteComment(docName: string, commentId: string) {
     const client = await this.#client()
-    await client.from(this.tables.comments).where('document_name', docName).where('id', commentId).delete()
+    await client
+      .from(this.tables.comments)
+      .where('document_name', docName)
+      .where('id', commentId)
+      .delete()
   }
 }
 

@@ -6,7 +6,8 @@ import { BaseSchema } from '@adonisjs/lucid/schema'
  */
 export default class extends BaseSchema {
   async up() {
-    const binary = { postgres: 'bytea', mysql: 'longblob' }[this.db.dialect.name as string] ?? 'blob'
+    const binary =
+      { postgres: 'bytea', mysql: 'longblob' }[this.db.dialect.name as string] ?? 'blob'
 
     this.schema.createTable('collab_documents', (table) => {
       table.string('name', 255).primary()

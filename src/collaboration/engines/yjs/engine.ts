@@ -107,7 +107,9 @@ class YjsRoom {
 
   #onUpdate = (update: Uint8Array, origin: unknown) => {
     this.#outgoing.push(update)
-    this.#outgoingOrigins.add(origin instanceof Object && 'socket' in origin ? (origin as Connection) : null)
+    this.#outgoingOrigins.add(
+      origin instanceof Object && 'socket' in origin ? (origin as Connection) : null
+    )
     this.#scheduleBroadcast()
     if (origin !== LOAD_ORIGIN) {
       this.#markDirty(update)
@@ -297,7 +299,9 @@ class YjsRoom {
 
   #onMessage(connection: Connection, data: Buffer) {
     try {
-      const decoder = decoding.createDecoder(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))
+      const decoder = decoding.createDecoder(
+        new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      )
       const type = decoding.readVarUint(decoder)
       switch (type) {
         case MESSAGE_SYNC:
