@@ -151,6 +151,8 @@ async function typing(kind: ServerKind, count: number, docs = 1) {
   })
 }
 
+const heap = (stats: { heapUsed: number; external: number }) => stats.heapUsed + stats.external
+
 async function memory(kind: ServerKind) {
   return withServer(kind, async (server) => {
     const first = await connectMany(server, 1, () => 'idle')
@@ -158,8 +160,8 @@ async function memory(kind: ServerKind) {
     const idle = await connectMany(server, 300, () => 'idle')
     await sleep(300)
     const afterIdle = await server.stats()
-    const perConnection = (afterIdle.rss - base.rss) / 300
-    record('memory per idle connection (KB, RSS)', kind, perConnection / 1024, 'lower')
+    const perConnection = (heap(afterIdle) - heap(base)) / 300
+    record('memory per idle connection (KB, heap + buffers)', kind, perConnection / 1024, 'lower')
     closeAll([...idle, ...first])
     await sleep(3000)
 
@@ -171,9 +173,9 @@ async function memory(kind: ServerKind) {
     await sleep(1000)
     const afterDocs = await server.stats()
     record(
-      'memory per open doc (KB, RSS, minus its connection)',
+      'memory per open doc (KB, heap + buffers, minus its connection)',
       kind,
-      Math.max(0, (afterDocs.rss - before.rss) / 100 - perConnection) / 1024,
+      Math.max(0, (heap(afterDocs) - heap(before)) / 100 - perConnection) / 1024,
       'lower'
     )
     closeAll(docs)

@@ -64,7 +64,7 @@ process.on('message', (message: any) => {
       id: message.id,
       rss: memory.rss,
       heapUsed: memory.heapUsed,
-      external: memory.external + memory.arrayBuffers,
+      external: memory.external,
       cpu: process.cpuUsage(),
       openDocuments: openDocuments(),
     })

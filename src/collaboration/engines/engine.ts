@@ -17,7 +17,8 @@ export interface CollabSession {
   docName: string
   context: CollabConnectionContext
   permission: CollabPermission
-  request: IncomingMessage
+  /** The upgrade request; released once the connection has joined its document */
+  request?: IncomingMessage
   /** Messages the client sent while the handshake was checked */
   buffered: Buffer[]
   /** Stops buffering: the engine reads the socket itself from now on */

@@ -86,6 +86,9 @@ class YjsRoom {
   #awarenessOutgoing = new Map<number, [number, number, string]>()
   #broadcastScheduled = false
   #lastBroadcast = 0
+  #awarenessScheduled = false
+  #lastAwareness = 0
+  #fullState?: Uint8Array
   #log: Uint8Array[] = []
   #dirty = false
   #dirtySince = 0
@@ -106,6 +109,7 @@ class YjsRoom {
   }
 
   #onUpdate = (update: Uint8Array, origin: unknown) => {
+    this.#fullState = undefined
     this.#outgoing.push(update)
     this.#outgoingOrigins.add(
       origin instanceof Object && 'socket' in origin ? (origin as Connection) : null
@@ -151,6 +155,29 @@ class YjsRoom {
         }
       }
     }
+  }
+
+  /**
+   * Presence tolerates more delay than edits: its frames to a crowded
+   * document are spaced by up to 100 ms (0.5 ms per connection).
+   */
+  #scheduleAwareness() {
+    if (this.#awarenessScheduled) {
+      return
+    }
+    this.#awarenessScheduled = true
+    const window = Math.min(100, this.connections.size * 0.5)
+    const wait = this.#lastAwareness + window - performance.now()
+    if (wait <= 0) {
+      setImmediate(this.#broadcastAwareness)
+    } else {
+      setTimeout(this.#broadcastAwareness, wait)
+    }
+  }
+
+  #broadcastAwareness = () => {
+    this.#awarenessScheduled = false
+    this.#lastAwareness = performance.now()
     if (this.#awarenessOutgoing.size) {
       const frame = awarenessFrame([...this.#awarenessOutgoing.values()])
       this.#awarenessOutgoing.clear()
@@ -158,6 +185,21 @@ class YjsRoom {
         send(connection.socket, frame)
       }
     }
+  }
+
+  /**
+   * The sync step 2 answering a client that has nothing yet: the whole
+   * state, encoded once until the document changes.
+   */
+  #fullStateFrame(): Uint8Array {
+    if (!this.#fullState) {
+      const encoder = encoding.createEncoder()
+      encoding.writeVarUint(encoder, MESSAGE_SYNC)
+      encoding.writeVarUint(encoder, syncProtocol.messageYjsSyncStep2)
+      encoding.writeVarUint8Array(encoder, Y.encodeStateAsUpdate(this.doc))
+      this.#fullState = encoding.toUint8Array(encoder)
+    }
+    return this.#fullState
   }
 
   #markDirty(update: Uint8Array) {
@@ -261,6 +303,7 @@ class YjsRoom {
     this.doc.off('update', this.#onUpdate)
     this.doc.destroy()
     this.awareness.clear()
+    this.#fullState = undefined
   }
 
   join(socket: WebSocket, session: CollabSession) {
@@ -288,6 +331,8 @@ class YjsRoom {
     }
     session.buffered.length = 0
     this.#host.onJoin(session)
+    // the upgrade request holds headers and socket state; nothing needs it now
+    session.request = undefined
     return connection
   }
 
@@ -325,9 +370,15 @@ class YjsRoom {
   #onSync(connection: Connection, decoder: decoding.Decoder) {
     const type = decoding.readVarUint(decoder)
     if (type === syncProtocol.messageYjsSyncStep1) {
+      const stateVector = decoding.readVarUint8Array(decoder)
+      // an empty state vector (a new client) gets the cached full state
+      if (stateVector.byteLength === 1 && stateVector[0] === 0) {
+        send(connection.socket, this.#fullStateFrame())
+        return
+      }
       const encoder = encoding.createEncoder()
       encoding.writeVarUint(encoder, MESSAGE_SYNC)
-      syncProtocol.readSyncStep1(decoder, encoder, this.doc)
+      syncProtocol.writeSyncStep2(encoder, this.doc, stateVector)
       send(connection.socket, encoding.toUint8Array(encoder))
       return
     }
@@ -361,7 +412,7 @@ class YjsRoom {
       }
       this.#awarenessOutgoing.set(clientId, [clientId, clock, state])
     }
-    this.#scheduleBroadcast()
+    this.#scheduleAwareness()
   }
 
   #leave(connection: Connection) {
@@ -376,7 +427,7 @@ class YjsRoom {
       }
     }
     if (connection.clients.size) {
-      this.#scheduleBroadcast()
+      this.#scheduleAwareness()
     }
     this.#host.onLeave(connection.session)
     this.#engine.release(this)
