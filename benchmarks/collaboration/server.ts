@@ -29,8 +29,12 @@ function record(name: string, kind: ServerKind, value: number, better: 'higher' 
   direction[name] = better
 }
 
-async function withServer<T>(kind: ServerKind, run: (server: RunningServer) => Promise<T>) {
-  const server = await startServer(kind)
+async function withServer<T>(
+  kind: ServerKind,
+  run: (server: RunningServer) => Promise<T>,
+  mode = 'storage'
+) {
+  const server = await startServer(kind, mode)
   try {
     return await run(server)
   } finally {
@@ -154,40 +158,44 @@ async function typing(kind: ServerKind, count: number, docs = 1) {
 const heap = (stats: { heapUsed: number; external: number }) => stats.heapUsed + stats.external
 
 async function memory(kind: ServerKind) {
-  return withServer(kind, async (server) => {
-    const first = await connectMany(server, 1, () => 'idle')
-    const base = await server.stats()
-    const idle = await connectMany(server, 300, () => 'idle')
-    await sleep(300)
-    const afterIdle = await server.stats()
-    const perConnection = (heap(afterIdle) - heap(base)) / 300
-    record('memory per idle connection (KB, heap + buffers)', kind, perConnection / 1024, 'lower')
-    closeAll([...idle, ...first])
-    await sleep(3000)
+  return withServer(
+    kind,
+    async (server) => {
+      const first = await connectMany(server, 1, () => 'idle')
+      const base = await server.stats()
+      const idle = await connectMany(server, 300, () => 'idle')
+      await sleep(300)
+      const afterIdle = await server.stats()
+      const perConnection = (heap(afterIdle) - heap(base)) / 300
+      record('memory per idle connection (KB, heap + buffers)', kind, perConnection / 1024, 'lower')
+      closeAll([...idle, ...first])
+      await sleep(3000)
 
-    const before = await server.stats()
-    const docs = await connectMany(server, 100, (index) => `open-${index}`)
-    for (const client of docs) {
-      client.doc.getText('content').insert(0, 'x'.repeat(200))
-    }
-    await sleep(1000)
-    const afterDocs = await server.stats()
-    record(
-      'memory per open doc (KB, heap + buffers, minus its connection)',
-      kind,
-      Math.max(0, (heap(afterDocs) - heap(before)) / 100 - perConnection) / 1024,
-      'lower'
-    )
-    closeAll(docs)
-    await sleep(3500)
-    const afterLeave = await server.stats()
-    record(
-      'documents still open 3 s after every client left (of 100)',
-      kind,
-      afterLeave.openDocuments,
-      'lower'
-    )
-  })
+      const before = await server.stats()
+      const docs = await connectMany(server, 100, (index) => `open-${index}`)
+      for (const client of docs) {
+        client.doc.getText('content').insert(0, 'x'.repeat(200))
+      }
+      await sleep(1000)
+      const afterDocs = await server.stats()
+      record(
+        'memory per open doc (KB, heap + buffers, minus its connection)',
+        kind,
+        Math.max(0, (heap(afterDocs) - heap(before)) / 100 - perConnection) / 1024,
+        'lower'
+      )
+      closeAll(docs)
+      await sleep(3500)
+      const afterLeave = await server.stats()
+      record(
+        'documents still open 3 s after every client left (of 100)',
+        kind,
+        afterLeave.openDocuments,
+        'lower'
+      )
+    },
+    'no-storage'
+  )
 }
 
 async function awareness(kind: ServerKind) {

@@ -28,7 +28,11 @@ import type {
   PresenceMember,
 } from './types.ts'
 
-const DENY: CollabPermission = { canRead: false, canWrite: false, canComment: false }
+const DENY: CollabPermission = Object.freeze({
+  canRead: false,
+  canWrite: false,
+  canComment: false,
+})
 
 /**
  * WebSocket close codes of the handshake.
@@ -44,18 +48,24 @@ export const CLOSE_CODES = {
   unsupportedEngine: 4400,
 } as const
 
+/** The possible grants, shared (frozen) by every connection */
+const PERMISSIONS = new Map<string, CollabPermission>()
+
 function normalizePermission(
   value: Partial<CollabPermission> | null | undefined
 ): CollabPermission {
-  if (!value) {
+  if (!value || value.canRead !== true) {
     return DENY
   }
-  const canRead = value.canRead === true
-  return {
-    canRead,
-    canWrite: canRead && value.canWrite === true,
-    canComment: canRead && value.canComment === true,
+  const canWrite = value.canWrite === true
+  const canComment = value.canComment === true
+  const key = `${canWrite}:${canComment}`
+  let permission = PERMISSIONS.get(key)
+  if (!permission) {
+    permission = Object.freeze({ canRead: true, canWrite, canComment })
+    PERMISSIONS.set(key, permission)
   }
+  return permission
 }
 
 /**
@@ -146,7 +156,7 @@ export class CollaborationManager {
   #engines = new Map<CollabEngineName, CollabEngine>()
   #servers = new Set<Server>()
   #wss?: WebSocketServer
-  #sockets = new Set<WebSocket>()
+  #connectionIds = 0
   #locks = new Map<string, Promise<unknown>>()
   #closed = false
 
@@ -497,8 +507,6 @@ export class CollaborationManager {
   }
 
   async #accept(ws: WebSocket, request: IncomingMessage, docName: string) {
-    this.#sockets.add(ws)
-    ws.on('close', () => this.#sockets.delete(ws))
     const buffered: Buffer[] = []
     const buffer = (data: Buffer) => buffered.push(data)
     ws.on('message', buffer)
@@ -541,7 +549,7 @@ export class CollaborationManager {
       return
     }
     engine.handleConnection(ws, {
-      id: randomUUID(),
+      id: String(++this.#connectionIds),
       docName,
       context,
       permission,
@@ -571,7 +579,7 @@ export class CollaborationManager {
     }
     this.#servers.clear()
     await Promise.all([...this.#engines.values()].map((engine) => engine.close()))
-    for (const ws of this.#sockets) {
+    for (const ws of this.#wss?.clients ?? []) {
       ws.terminate()
     }
     this.#wss?.close()

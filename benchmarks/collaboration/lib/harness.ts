@@ -34,8 +34,8 @@ export interface RunningServer {
 
 const entry = fileURLToPath(new URL('./server_process.ts', import.meta.url))
 
-export async function startServer(kind: ServerKind): Promise<RunningServer> {
-  const child = fork(entry, [kind], {
+export async function startServer(kind: ServerKind, mode = 'storage'): Promise<RunningServer> {
+  const child = fork(entry, [kind, mode], {
     execArgv: ['--import=@poppinss/ts-exec', '--expose-gc'],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     env: { ...process.env, NODE_ENV: 'production' },

@@ -18,7 +18,22 @@ if (kind === 'atrium') {
   const manager = await CollaborationManager.create(
     defineConfig({
       tokenSecret: 'bench-secret',
-      storage: new InMemoryCollaborationStorage(),
+      // the memory scenario runs without storage, as the anchors keep none; the
+      // others keep the in-memory storage and its update log, a conservative load
+      storage:
+        process.argv[3] === 'no-storage'
+          ? {
+              loadDocument: async () => null,
+              saveDocument: async () => {},
+              listVersions: async () => [],
+              saveVersion: async () => {},
+              loadVersionSnapshot: async () => null,
+              pruneVersions: async () => 0,
+              listComments: async () => [],
+              saveComment: async () => {},
+              deleteComment: async () => {},
+            }
+          : new InMemoryCollaborationStorage(),
       authorize: () => ({ canRead: true, canWrite: true, canComment: true }),
     })
   )

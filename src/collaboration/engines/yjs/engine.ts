@@ -23,9 +23,39 @@ const RESTORE_ORIGIN = Symbol('atrium:collab:restore')
 interface Connection {
   socket: WebSocket
   session: CollabSession
+  room: YjsRoom
   readOnly: boolean
-  /** Awareness client ids this connection announced */
-  clients: Set<number>
+  /** Awareness client ids this connection announced (created on first use) */
+  clients?: Set<number>
+}
+
+/** The connection a socket serves, kept on the socket so listeners need no closure */
+const CONNECTION = Symbol('atrium:collab:connection')
+type ServedSocket = WebSocket & { [CONNECTION]: Connection }
+
+function onSocketMessage(this: WebSocket, data: Buffer) {
+  const connection = (this as ServedSocket)[CONNECTION]
+  connection.room.receive(connection, data)
+}
+
+function onSocketClose(this: WebSocket) {
+  const connection = (this as ServedSocket)[CONNECTION]
+  connection.room.leave(connection)
+}
+
+function onSocketError(this: WebSocket) {
+  this.terminate()
+}
+
+const NO_MESSAGES: Buffer[] = []
+const noop = () => {}
+
+function runBroadcast(room: YjsRoom) {
+  room.broadcast()
+}
+
+function runAwarenessBroadcast(room: YjsRoom) {
+  room.broadcastAwareness()
 }
 
 interface AwarenessEntry {
@@ -82,8 +112,9 @@ class YjsRoom {
   #engine: YjsEngine
   #host: CollabEngineHost
   #outgoing: Uint8Array[] = []
-  #outgoingOrigins = new Set<Connection | null>()
-  #awarenessOutgoing = new Map<number, [number, number, string]>()
+  /** The one connection that wrote the pending batch, null when several (or the server) did */
+  #origin: Connection | null | undefined
+  #awarenessOutgoing?: Map<number, [number, number, string]>
   #broadcastScheduled = false
   #lastBroadcast = 0
   #awarenessScheduled = false
@@ -111,9 +142,8 @@ class YjsRoom {
   #onUpdate = (update: Uint8Array, origin: unknown) => {
     this.#fullState = undefined
     this.#outgoing.push(update)
-    this.#outgoingOrigins.add(
-      origin instanceof Object && 'socket' in origin ? (origin as Connection) : null
-    )
+    const writer = origin instanceof Object && 'socket' in origin ? (origin as Connection) : null
+    this.#origin = this.#outgoing.length === 1 ? writer : this.#origin === writer ? writer : null
     this.#scheduleBroadcast()
     if (origin !== LOAD_ORIGIN) {
       this.#markDirty(update)
@@ -132,23 +162,22 @@ class YjsRoom {
     const wait = this.#lastBroadcast + window - performance.now()
     if (wait <= 0) {
       // setImmediate runs after every socket read of this I/O phase: one frame per batch
-      setImmediate(this.#broadcast)
+      setImmediate(runBroadcast, this)
     } else {
-      setTimeout(this.#broadcast, wait)
+      setTimeout(runBroadcast, wait, this)
     }
   }
 
-  #broadcast = () => {
+  broadcast() {
     this.#broadcastScheduled = false
     this.#lastBroadcast = performance.now()
     if (this.#outgoing.length) {
       const updates = this.#outgoing
-      const origins = this.#outgoingOrigins
+      const only = this.#origin ?? null
       this.#outgoing = []
-      this.#outgoingOrigins = new Set()
+      this.#origin = undefined
       const frame = syncUpdateFrame(updates.length === 1 ? updates[0] : Y.mergeUpdates(updates))
       // a batch written by one connection is not echoed back to it
-      const only = origins.size === 1 ? [...origins][0] : null
       for (const connection of this.connections) {
         if (connection !== only) {
           send(connection.socket, frame)
@@ -169,18 +198,18 @@ class YjsRoom {
     const window = Math.min(100, this.connections.size * 0.5)
     const wait = this.#lastAwareness + window - performance.now()
     if (wait <= 0) {
-      setImmediate(this.#broadcastAwareness)
+      setImmediate(runAwarenessBroadcast, this)
     } else {
-      setTimeout(this.#broadcastAwareness, wait)
+      setTimeout(runAwarenessBroadcast, wait, this)
     }
   }
 
-  #broadcastAwareness = () => {
+  broadcastAwareness() {
     this.#awarenessScheduled = false
     this.#lastAwareness = performance.now()
-    if (this.#awarenessOutgoing.size) {
+    if (this.#awarenessOutgoing?.size) {
       const frame = awarenessFrame([...this.#awarenessOutgoing.values()])
-      this.#awarenessOutgoing.clear()
+      this.#awarenessOutgoing = undefined
       for (const connection of this.connections) {
         send(connection.socket, frame)
       }
@@ -310,14 +339,15 @@ class YjsRoom {
     const connection: Connection = {
       socket,
       session,
+      room: this,
       readOnly: !session.permission.canWrite,
-      clients: new Set(),
     }
     this.connections.add(connection)
     session.stopBuffering()
-    socket.on('message', (data: Buffer) => this.#onMessage(connection, data))
-    socket.on('close', () => this.#leave(connection))
-    socket.on('error', () => socket.terminate())
+    ;(socket as ServedSocket)[CONNECTION] = connection
+    socket.on('message', onSocketMessage)
+    socket.on('close', onSocketClose)
+    socket.on('error', onSocketError)
 
     const encoder = encoding.createEncoder()
     encoding.writeVarUint(encoder, MESSAGE_SYNC)
@@ -327,12 +357,14 @@ class YjsRoom {
       send(socket, this.#awarenessSnapshot())
     }
     for (const data of session.buffered) {
-      this.#onMessage(connection, data)
+      this.receive(connection, data)
     }
-    session.buffered.length = 0
     this.#host.onJoin(session)
-    // the upgrade request holds headers and socket state; nothing needs it now
+    // the upgrade request holds headers and socket state, the buffer its
+    // listener: nothing needs them once the connection has joined
     session.request = undefined
+    session.buffered = NO_MESSAGES
+    session.stopBuffering = noop
     return connection
   }
 
@@ -342,7 +374,7 @@ class YjsRoom {
     )
   }
 
-  #onMessage(connection: Connection, data: Buffer) {
+  receive(connection: Connection, data: Buffer) {
     try {
       const decoder = decoding.createDecoder(
         new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
@@ -405,28 +437,28 @@ class YjsRoom {
       }
       if (state === 'null') {
         this.awareness.delete(clientId)
-        connection.clients.delete(clientId)
+        connection.clients?.delete(clientId)
       } else {
         this.awareness.set(clientId, { clock, state, connection })
-        connection.clients.add(clientId)
+        ;(connection.clients ??= new Set()).add(clientId)
       }
-      this.#awarenessOutgoing.set(clientId, [clientId, clock, state])
+      ;(this.#awarenessOutgoing ??= new Map()).set(clientId, [clientId, clock, state])
     }
     this.#scheduleAwareness()
   }
 
-  #leave(connection: Connection) {
+  leave(connection: Connection) {
     if (!this.connections.delete(connection)) {
       return
     }
-    for (const clientId of connection.clients) {
+    for (const clientId of connection.clients ?? []) {
       const entry = this.awareness.get(clientId)
       if (entry && entry.connection === connection) {
         this.awareness.delete(clientId)
-        this.#awarenessOutgoing.set(clientId, [clientId, entry.clock + 1, 'null'])
+        ;(this.#awarenessOutgoing ??= new Map()).set(clientId, [clientId, entry.clock + 1, 'null'])
       }
     }
-    if (connection.clients.size) {
+    if (connection.clients?.size) {
       this.#scheduleAwareness()
     }
     this.#host.onLeave(connection.session)
