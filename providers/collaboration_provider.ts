@@ -41,7 +41,8 @@ export default class CollaborationProvider {
       tokenSecret: config.tokenSecret,
       appKey: this.#appKey(),
     })
-    if (config.routes.enabled && this.app.getEnvironment() === 'web') {
+    const serves = this.app.getEnvironment() === 'web' || this.app.getEnvironment() === 'test'
+    if (config.routes.enabled && serves) {
       const { collaborationRoutes } = await import('../src/collaboration/http/routes.ts')
       const router = await this.app.container.make('router')
       collaborationRoutes(router, {
@@ -51,7 +52,7 @@ export default class CollaborationProvider {
         manager: () => this.app.container.make('atrium.collaboration'),
       })
     }
-    if (this.app.getEnvironment() === 'web' || this.app.getEnvironment() === 'test') {
+    if (serves) {
       const { setCurrentCollaborationManager } = await import('../src/collaboration/current.ts')
       const { setCollaborationLogger } = await import('../src/collaboration/observability.ts')
       this.#manager = await this.app.container.make('atrium.collaboration')

@@ -50,6 +50,10 @@ function onSocketError(this: WebSocket) {
 const NO_MESSAGES: Buffer[] = []
 const noop = () => {}
 
+function runCompactCheck(room: YjsRoom) {
+  room.compactCheck()
+}
+
 function runBroadcast(room: YjsRoom) {
   room.broadcast()
 }
@@ -117,12 +121,17 @@ class YjsRoom {
   #awarenessOutgoing?: Map<number, [number, number, string]>
   #broadcastScheduled = false
   #lastBroadcast = 0
+  /** Frames sent in the current and previous 100 ms periods, to detect a busy document */
+  #periodStart = 0
+  #framesInPeriod = 0
+  #framesInPreviousPeriod = 0
   #awarenessScheduled = false
   #lastAwareness = 0
   #fullState?: Uint8Array
   #log: Uint8Array[] = []
   #dirty = false
   #dirtySince = 0
+  #lastChangeAt = 0
   #appendTimer?: NodeJS.Timeout
   #compactTimer?: NodeJS.Timeout
   #queue: Promise<void> = Promise.resolve()
@@ -154,10 +163,16 @@ class YjsRoom {
     if (this.#broadcastScheduled) {
       return
     }
+    // a quiet document sends each update at once, as it arrives; one whose
+    // fan-out passes 60,000 frames/s batches: frames are spaced by up to
+    // 16 ms (0.1 ms per connection), so a burst coalesces into one frame per
+    // receiver instead of one per update
+    const busy = Math.max(this.#framesInPeriod, this.#framesInPreviousPeriod) > 6000
+    if (!busy) {
+      this.broadcast()
+      return
+    }
     this.#broadcastScheduled = true
-    // frames to a crowded document are spaced by up to 16 ms (0.1 ms per
-    // connection), so a burst coalesces into one frame per receiver instead
-    // of one per update; a quiet document still answers on the next turn
     const window = Math.min(16, this.connections.size * 0.1)
     const wait = this.#lastBroadcast + window - performance.now()
     if (wait <= 0) {
@@ -170,7 +185,14 @@ class YjsRoom {
 
   broadcast() {
     this.#broadcastScheduled = false
-    this.#lastBroadcast = performance.now()
+    const at = performance.now()
+    this.#lastBroadcast = at
+    if (at - this.#periodStart >= 100) {
+      this.#framesInPreviousPeriod = at - this.#periodStart < 200 ? this.#framesInPeriod : 0
+      this.#framesInPeriod = 0
+      this.#periodStart = at
+    }
+    this.#framesInPeriod += this.connections.size
     if (this.#outgoing.length) {
       const updates = this.#outgoing
       const only = this.#origin ?? null
@@ -244,16 +266,30 @@ class YjsRoom {
         this.#enqueue('appendUpdate', () => this.#appendLog())
       }, this.#host.appendInterval)
     }
-    // debounce, but never past maxWait since the first unsaved change
-    clearTimeout(this.#compactTimer)
-    const wait = Math.max(
-      0,
-      Math.min(this.#host.debounce, this.#dirtySince + this.#host.maxWait - Date.now())
-    )
-    this.#compactTimer = setTimeout(() => {
-      this.#compactTimer = undefined
+    // debounce without re-arming a timer per update: the timer checks the
+    // time of the last change when it fires, and never waits past maxWait
+    this.#lastChangeAt = Date.now()
+    this.#compactTimer ??= setTimeout(runCompactCheck, this.#host.debounce, this)
+  }
+
+  /**
+   * Compacts when the document has been quiet for `debounce` or dirty for
+   * `maxWait`; otherwise waits for the rest of the quiet time.
+   */
+  compactCheck() {
+    this.#compactTimer = undefined
+    if (!this.#dirty) {
+      return
+    }
+    const now = Date.now()
+    const quietFor = now - this.#lastChangeAt
+    const dirtyFor = now - this.#dirtySince
+    if (quietFor >= this.#host.debounce || dirtyFor >= this.#host.maxWait) {
       this.#enqueue('saveDocument', () => this.#compact())
-    }, wait)
+      return
+    }
+    const wait = Math.min(this.#host.debounce - quietFor, this.#host.maxWait - dirtyFor)
+    this.#compactTimer = setTimeout(runCompactCheck, Math.max(1, wait), this)
   }
 
   async #appendLog() {
@@ -297,10 +333,8 @@ class YjsRoom {
       if (!this.#dirty) {
         this.#dirty = true
         this.#dirtySince = dirtySince
-        this.#compactTimer ??= setTimeout(() => {
-          this.#compactTimer = undefined
-          this.#enqueue('saveDocument', () => this.#compact())
-        }, this.#host.debounce)
+        this.#lastChangeAt = Date.now()
+        this.#compactTimer ??= setTimeout(runCompactCheck, this.#host.debounce, this)
       }
       throw error
     }
