@@ -503,7 +503,12 @@ export class CollaborationManager {
       socket.destroy()
       return
     }
-    this.#wss.handleUpgrade(request, socket, head, (ws) => this.#accept(ws, request, docName))
+    this.#wss.handleUpgrade(request, socket, head, (ws) => {
+      this.#accept(ws, request, docName).catch((error) => {
+        reportCollaborationError({ scope: 'authorize', operation: 'handshake', docName, error })
+        ws.close(4500, 'handshake failed')
+      })
+    })
   }
 
   async #accept(ws: WebSocket, request: IncomingMessage, docName: string) {

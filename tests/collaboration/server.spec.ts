@@ -230,6 +230,31 @@ test.group('Collaboration server (y-websocket clients)', () => {
     assert.equal(await storedText(storage, 'notes/stop'), 'unsaved work')
   })
 
+  test('a document edited without pause is still saved once maxWait passes', async () => {
+    const storage = new InMemoryCollaborationStorage()
+    const { wsBase } = await setupCollabApp({
+      storage: withoutLog(storage),
+      debounce: 400,
+      maxWait: 600,
+    })
+    const client = connectClient(wsBase, 'notes/busy')
+    await client.synced
+    let typing = true
+    const typist = (async () => {
+      while (typing) {
+        client.text.insert(client.text.length, 'x')
+        await sleep(50)
+      }
+    })()
+    try {
+      // the document never goes quiet for 400 ms, yet storage receives it
+      await waitFor(async () => ((await storedText(storage, 'notes/busy')) ?? '').length > 0, 5000)
+    } finally {
+      typing = false
+      await typist
+    }
+  })
+
   test('a document is unloaded from memory after its last client leaves', async ({ assert }) => {
     const storage = new InMemoryCollaborationStorage()
     const { wsBase, manager } = await setupCollabApp({ storage })
