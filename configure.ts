@@ -3,11 +3,16 @@ import string from '@adonisjs/core/helpers/string'
 import type { FeatureInstaller } from './src/shared/features.ts'
 import { paginationInstaller } from './src/pagination/configure.ts'
 import { paymentsInstaller } from './src/payments/configure.ts'
+import { collaborationInstaller } from './src/collaboration/configure.ts'
 
 /**
  * Every feature `node ace add adonis-atrium` can install, in prompt order.
  */
-export const FEATURE_INSTALLERS: FeatureInstaller[] = [paginationInstaller, paymentsInstaller]
+export const FEATURE_INSTALLERS: FeatureInstaller[] = [
+  collaborationInstaller,
+  paymentsInstaller,
+  paginationInstaller,
+]
 
 /**
  * Reads `--features=a,b` (or `all`); an empty value means "ask".

@@ -17,6 +17,7 @@ export default defineConfig({
     () => import('@adonisjs/lucid/database_provider'),
     () => import('adonis-atrium/providers/pagination_provider'),
     () => import('adonis-atrium/providers/payments_provider'),
+    () => import('adonis-atrium/providers/collaboration_provider'),
   ],
   preloads: [() => import('./start/routes.ts'), () => import('./start/kernel.ts')],
 })

@@ -1,6 +1,7 @@
 import type { Router } from '@adonisjs/core/http'
 import { pagination } from './pagination.ts'
 import { payments } from './payments.ts'
+import { collaboration } from './collaboration.ts'
 
 /**
  * One entry per feature page; the home page lists them in this order.
@@ -12,4 +13,4 @@ export interface DemoFeature {
   routes(router: Router): void
 }
 
-export const features: DemoFeature[] = [pagination, payments]
+export const features: DemoFeature[] = [collaboration, payments, pagination]

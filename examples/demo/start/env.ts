@@ -30,4 +30,5 @@ export default await Env.create(new URL('../', import.meta.url), {
   ASAAS_WEBHOOK_TOKEN: Env.schema.string.optional(),
   PAGBANK_WEBHOOK_TOKEN: Env.schema.string.optional(),
   ADYEN_HMAC_KEY: Env.schema.string.optional(),
+  COLLAB_TOKEN_SECRET: Env.schema.string.optional(),
 })

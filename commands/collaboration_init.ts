@@ -1,0 +1,28 @@
+import { BaseCommand, flags } from '@adonisjs/core/ace'
+import type { CommandOptions } from '@adonisjs/core/types/ace'
+
+/**
+ * Publishes the collaboration config for an engine, its migration, provider
+ * and env variables.
+ */
+export default class CollaborationInit extends BaseCommand {
+  static commandName = 'collaboration:init'
+  static description =
+    'Configure Atrium collaboration: config, migration, provider and env variables'
+  static options: CommandOptions = {}
+
+  @flags.string({
+    description: 'Engine: crdt_a (Yjs), crdt_b, hosted_a or hosted_b',
+    default: 'crdt_a',
+  })
+  declare engine: string
+
+  @flags.boolean({ description: 'Install yjs, y-protocols, lib0 and ws without asking' })
+  declare install?: boolean
+
+  async run() {
+    const { installCollaboration } = await import('../src/collaboration/configure.ts')
+    const codemods = await this.createCodemods()
+    await installCollaboration(this, codemods, this.engine, this.install)
+  }
+}

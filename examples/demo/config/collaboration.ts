@@ -1,0 +1,23 @@
+import env from '../start/env.ts'
+import { defineConfig, relationalStorage } from 'adonis-atrium/collaboration'
+
+/**
+ * The demo edits documents under "demo/:id"; anyone may read, write and
+ * comment. The REST routes take the user from the x-demo-user header (the
+ * demo has no login).
+ */
+export default defineConfig({
+  documents: {
+    'demo/:id': {
+      authorize: () => ({ canRead: true, canWrite: true, canComment: true }),
+    },
+  },
+  storage: relationalStorage(),
+  tokenSecret: env.get('COLLAB_TOKEN_SECRET'),
+  routes: {
+    resolveUser: (ctx) => {
+      const id = ctx.request.header('x-demo-user')
+      return id ? { id, name: id } : null
+    },
+  },
+})

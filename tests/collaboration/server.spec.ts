@@ -1,0 +1,285 @@
+/* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
+import { test } from '@japa/runner'
+import * as Y from 'yjs'
+import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
+import { onCollaborationError } from '../../src/collaboration/observability.ts'
+import { CLOSE_CODES } from '../../src/collaboration/manager.ts'
+import {
+  createCollaborationTables,
+  dropCollaborationTables,
+  relationalStorage,
+} from '../../src/collaboration/storage/relational.ts'
+import {
+  allow,
+  closeOf,
+  connectClient,
+  setupCollabApp,
+  sleep,
+  storedText,
+  tokenFor,
+  waitFor,
+  withoutLog,
+} from './helpers.ts'
+
+test.group('Collaboration server (y-websocket clients)', () => {
+  test('edits propagate between clients and persist through the debounce', async () => {
+    const storage = new InMemoryCollaborationStorage()
+    const { wsBase } = await setupCollabApp({ storage: withoutLog(storage), debounce: 150 })
+    const alice = connectClient(wsBase, 'notes/1')
+    const bob = connectClient(wsBase, 'notes/1', tokenFor('notes/1', 'u2'))
+    await Promise.all([alice.synced, bob.synced])
+
+    alice.text.insert(0, 'hello from alice')
+    await waitFor(() => bob.text.toString() === 'hello from alice', 5000, 'bob to see the edit')
+    bob.text.insert(bob.text.length, ' and bob')
+    await waitFor(() => alice.text.toString() === 'hello from alice and bob')
+
+    await waitFor(async () => (await storedText(storage, 'notes/1')) === 'hello from alice and bob')
+  })
+
+  test('an edit reaches the relational update log long before the debounce compacts it', async ({
+    assert,
+  }) => {
+    const storage = relationalStorage()
+    const { wsBase, app, close } = await setupCollabApp(
+      { storage, debounce: 60_000 },
+      { database: true }
+    )
+    const db = await app.container.make('lucid.db')
+    await dropCollaborationTables(db.connection())
+    await createCollaborationTables(db.connection())
+    const client = connectClient(wsBase, 'notes/sql')
+    await client.synced
+    client.text.insert(0, 'logged row')
+    await waitFor(async () => (await storedText(storage, 'notes/sql')) === 'logged row')
+    const stored = await storage.loadDocument('notes/sql')
+    assert.equal(stored!.state.byteLength, 0)
+    assert.isAbove(stored!.updates!.length, 0)
+
+    client.provider.disconnect()
+    await waitFor(async () => (await storage.loadDocument('notes/sql'))!.updates!.length === 0)
+    assert.equal(await storedText(storage, 'notes/sql'), 'logged row')
+    await close()
+    const cleanupDb = (await import('../helpers.ts')).createDatabase
+    await dropCollaborationTables((await cleanupDb()).connection())
+  })
+
+  test('a token for document A is refused on document B', async ({ assert }) => {
+    const { wsBase } = await setupCollabApp()
+    const result = await closeOf(`${wsBase}/notes/b?token=${tokenFor('notes/a')}`)
+    assert.equal(result.code, CLOSE_CODES.invalidToken)
+  })
+
+  test('an expired or tampered token is refused', async ({ assert }) => {
+    const { wsBase } = await setupCollabApp()
+    const expired = tokenFor('notes/1', 'u1', { ttl: -10 })
+    assert.equal(
+      (await closeOf(`${wsBase}/notes/1?token=${expired}`)).code,
+      CLOSE_CODES.invalidToken
+    )
+
+    const valid = tokenFor('notes/1')
+    const [header, payload, signature] = valid.split('.')
+    const forged = Buffer.from(
+      JSON.stringify({
+        ...JSON.parse(Buffer.from(payload, 'base64url').toString()),
+        userId: 'admin',
+      })
+    ).toString('base64url')
+    assert.equal(
+      (await closeOf(`${wsBase}/notes/1?token=${header}.${forged}.${signature}`)).code,
+      CLOSE_CODES.invalidToken
+    )
+    const wrongSecret = tokenFor('notes/1', 'u1', { secret: 'another-secret' })
+    assert.equal(
+      (await closeOf(`${wsBase}/notes/1?token=${wrongSecret}`)).code,
+      CLOSE_CODES.invalidToken
+    )
+    assert.equal((await closeOf(`${wsBase}/notes/1`)).code, CLOSE_CODES.invalidToken)
+  })
+
+  test('a denial closes with 4003 and a throwing rule with the retryable 4503', async ({
+    assert,
+  }) => {
+    const reported: string[] = []
+    const off = onCollaborationError((event) => reported.push(`${event.scope}:${event.docName}`))
+    const { wsBase } = await setupCollabApp({
+      authorize: (_ctx, docName) => {
+        if (docName === 'broken/1') {
+          throw new Error('rules database down')
+        }
+        return { canRead: docName !== 'secret/1', canWrite: true, canComment: true }
+      },
+    })
+    try {
+      assert.equal(
+        (await closeOf(`${wsBase}/secret/1?token=${tokenFor('secret/1')}`)).code,
+        CLOSE_CODES.forbidden
+      )
+      const failed = await closeOf(`${wsBase}/broken/1?token=${tokenFor('broken/1')}`)
+      assert.equal(failed.code, CLOSE_CODES.authorizationFailed)
+      assert.include(failed.reason, 'retry')
+      assert.deepEqual(reported, ['authorize:broken/1'])
+    } finally {
+      off()
+    }
+  })
+
+  test('with no matching rule the handshake is denied', async ({ assert }) => {
+    const { wsBase } = await setupCollabApp({
+      authorize: undefined,
+      documents: { 'open/:id': { authorize: () => allow } },
+    })
+    assert.equal(
+      (await closeOf(`${wsBase}/closed/1?token=${tokenFor('closed/1')}`)).code,
+      CLOSE_CODES.forbidden
+    )
+    const client = connectClient(wsBase, 'open/1')
+    await client.synced
+  })
+
+  test("a read-only client's edits never reach peers or storage", async ({ assert }) => {
+    const storage = new InMemoryCollaborationStorage()
+    const { wsBase, manager } = await setupCollabApp({
+      storage,
+      debounce: 50,
+      authorize: (ctx: any) => ({
+        canRead: true,
+        canWrite: ctx.connection?.userId !== 'reader',
+        canComment: true,
+      }),
+    })
+    const writer = connectClient(wsBase, 'doc/ro')
+    const reader = connectClient(wsBase, 'doc/ro', tokenFor('doc/ro', 'reader'))
+    await Promise.all([writer.synced, reader.synced])
+
+    reader.text.insert(0, 'vandalism')
+    writer.text.insert(0, 'legit')
+    await waitFor(() => reader.text.toString().includes('legit'))
+    await sleep(300)
+    await manager.flush()
+
+    assert.equal(writer.text.toString(), 'legit')
+    assert.equal(await storedText(storage, 'doc/ro'), 'legit')
+    assert.equal(await manager.getDocumentText({ docName: 'doc/ro' }), 'legit')
+  })
+
+  test('20 concurrent first connections seed a document once', async ({ assert }) => {
+    const storage = new InMemoryCollaborationStorage()
+    let loads = 0
+    const { wsBase } = await setupCollabApp({
+      storage,
+      documents: {
+        'seeded/:id': {
+          load: async ({ params }: { params: Record<string, string> }) => {
+            loads++
+            await new Promise((resolve) => setTimeout(resolve, 50))
+            const doc = new Y.Doc()
+            doc.getText('content').insert(0, `seed of ${params.id}`)
+            return Y.encodeStateAsUpdate(doc)
+          },
+        },
+      },
+    })
+    const clients = Array.from({ length: 20 }, (_, index) =>
+      connectClient(wsBase, 'seeded/x', tokenFor('seeded/x', `u${index}`))
+    )
+    await waitFor(
+      () => clients.every((client) => client.provider.synced),
+      8000,
+      `sync ${clients.filter((c) => c.provider.synced).length}`
+    )
+    await waitFor(
+      () => clients.every((client) => client.text.toString() === 'seed of x'),
+      5000,
+      'text'
+    )
+    assert.equal(loads, 1)
+    assert.equal(await storedText(storage, 'seeded/x'), 'seed of x')
+  })
+
+  test('a throwing load is reported and the document opens empty', async ({ assert }) => {
+    const reported: string[] = []
+    const off = onCollaborationError((event) => reported.push(event.operation))
+    try {
+      const { wsBase } = await setupCollabApp({
+        documents: { 'bad/:id': { load: () => Promise.reject(new Error('seed failed')) } },
+      })
+      const client = connectClient(wsBase, 'bad/1')
+      await client.synced
+      assert.equal(client.text.toString(), '')
+      assert.deepEqual(reported, ['load'])
+    } finally {
+      off()
+    }
+  })
+
+  test('a stop during a pending debounce loses nothing', async ({ assert }) => {
+    const storage = new InMemoryCollaborationStorage()
+    const { wsBase, close } = await setupCollabApp({
+      storage: withoutLog(storage),
+      debounce: 60_000,
+    })
+    const client = connectClient(wsBase, 'notes/stop')
+    await client.synced
+    client.text.insert(0, 'unsaved work')
+    await sleep(100)
+    assert.isNull(await storedText(storage, 'notes/stop'))
+    client.provider.disconnect()
+    await close()
+    assert.equal(await storedText(storage, 'notes/stop'), 'unsaved work')
+  })
+
+  test('a document edited without pause is still saved once maxWait passes', async () => {
+    const storage = new InMemoryCollaborationStorage()
+    const { wsBase } = await setupCollabApp({
+      storage: withoutLog(storage),
+      debounce: 400,
+      maxWait: 600,
+    })
+    const client = connectClient(wsBase, 'notes/busy')
+    await client.synced
+    let typing = true
+    const typist = (async () => {
+      while (typing) {
+        client.text.insert(client.text.length, 'x')
+        await sleep(50)
+      }
+    })()
+    try {
+      // the document never goes quiet for 400 ms, yet storage receives it
+      await waitFor(async () => ((await storedText(storage, 'notes/busy')) ?? '').length > 0, 5000)
+    } finally {
+      typing = false
+      await typist
+    }
+  })
+
+  test('a document is unloaded from memory after its last client leaves', async ({ assert }) => {
+    const storage = new InMemoryCollaborationStorage()
+    const { wsBase, manager } = await setupCollabApp({ storage })
+    const client = connectClient(wsBase, 'notes/idle')
+    await client.synced
+    client.text.insert(0, 'kept')
+    await waitFor(() => manager.openDocuments().includes('notes/idle'))
+    client.provider.disconnect()
+    await waitFor(() => !manager.openDocuments().includes('notes/idle'), 5000, 'the unload')
+    assert.equal(await storedText(storage, 'notes/idle'), 'kept')
+    assert.isFalse(await manager.hasLiveDocument({ docName: 'notes/idle' }))
+  })
+
+  test('awareness is relayed to peers and removed when a client disconnects', async ({
+    assert,
+  }) => {
+    const { wsBase } = await setupCollabApp()
+    const alice = connectClient(wsBase, 'notes/aw')
+    const bob = connectClient(wsBase, 'notes/aw', tokenFor('notes/aw', 'u2'))
+    await Promise.all([alice.synced, bob.synced])
+    alice.provider.awareness.setLocalStateField('user', { name: 'Alice' })
+    const aliceId = alice.doc.clientID
+    await waitFor(() => bob.provider.awareness.getStates().get(aliceId)?.user?.name === 'Alice')
+    alice.provider.disconnect()
+    await waitFor(() => !bob.provider.awareness.getStates().has(aliceId), 5000, 'awareness removal')
+    assert.isFalse(bob.provider.awareness.getStates().has(aliceId))
+  })
+})
