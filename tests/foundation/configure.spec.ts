@@ -71,13 +71,14 @@ test.group('Configure', (group) => {
     ace.prompt
       .trap('Select the Atrium features to configure')
       .assertFails([] as any, 'Select at least one feature')
-      .chooseOptions([0])
-    const command = await ace.create(Configure, [PACKAGE_ENTRY])
+      .chooseOptions([FEATURE_INSTALLERS.findIndex(({ name }) => name === 'pagination')])
+    const command = await ace.create(Configure, [PACKAGE_ENTRY, '--no-install'])
     await command.exec()
 
     assert.equal(command.exitCode, 0)
     await assert.fileExists('config/pagination.ts')
     await assert.fileContains('adonisrc.ts', 'adonis-atrium/providers/pagination_provider')
+    await assert.fileNotExists('config/payments.ts')
   })
 
   test('--features=all configures every feature', async ({ assert, fs }) => {
