@@ -75,6 +75,14 @@ export default class CollaborationProvider {
     if (!this.#manager) {
       return
     }
+    /**
+     * The HTTP server's own terminating hook waits for every open socket, and
+     * providers shut down only after it: close the WebSockets (flushing every
+     * document) first, or a graceful stop with connected clients never ends.
+     * Hooks registered later run first.
+     */
+    const manager = this.#manager
+    this.app.terminating(() => manager.close())
     const server = await this.app.container.make('server')
     const nodeServer = server.getNodeServer()
     if (nodeServer) {

@@ -237,20 +237,16 @@ export async function setupApp(options: SetupAppOptions = {}): Promise<TestApp> 
     server.setNodeServer(nodeServer)
     await new Promise<void>((resolve) => nodeServer!.listen(0, '127.0.0.1', resolve))
     url = `http://127.0.0.1:${(nodeServer.address() as AddressInfo).port}`
+    // As Adonis' HTTP server process does: the server closes when the app terminates
+    app.terminating(async () => {
+      await new Promise<void>((resolve) => {
+        nodeServer!.close(() => resolve())
+        nodeServer!.closeIdleConnections()
+      })
+    })
   })
 
-  let closed = false
-  const close = async () => {
-    if (closed) {
-      return
-    }
-    closed = true
-    if (nodeServer) {
-      nodeServer.closeAllConnections()
-      await new Promise<void>((resolve) => nodeServer!.close(() => resolve()))
-    }
-    await app.terminate()
-  }
+  const close = () => app.terminate()
   test.cleanup(close)
   return { app, url, server: nodeServer, close }
 }

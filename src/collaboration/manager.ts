@@ -585,7 +585,9 @@ export class CollaborationManager {
     this.#servers.clear()
     await Promise.all([...this.#engines.values()].map((engine) => engine.close()))
     for (const ws of this.#wss?.clients ?? []) {
-      ws.terminate()
+      // 1001 "going away" tells clients to reconnect, to another instance if there is one
+      ws.close(1001, 'Server is shutting down')
+      setTimeout(() => ws.terminate(), 1000).unref()
     }
     this.#wss?.close()
     if (this.presence) {

@@ -64,6 +64,29 @@ test.group('Collaboration server (y-websocket clients)', () => {
     await dropCollaborationTables((await cleanupDb()).connection())
   })
 
+  test('stopping the app with clients connected closes their sockets and saves pending edits', async ({
+    assert,
+  }) => {
+    const storage = new InMemoryCollaborationStorage()
+    const { wsBase, close } = await setupCollabApp({
+      storage: withoutLog(storage),
+      debounce: 60_000,
+    })
+    const client = connectClient(wsBase, 'notes/stop')
+    await client.synced
+    client.text.insert(0, 'typed before the stop')
+    // The edit reaches the server; the 60 s debounce keeps it unsaved
+    await sleep(50)
+    assert.isNull(await storedText(storage, 'notes/stop'))
+    const closed = new Promise<number>((resolve) =>
+      client.provider.ws!.addEventListener('close', (event: any) => resolve(event.code))
+    )
+    // Adonis closes the HTTP server before providers shut down; this must still end
+    await close()
+    assert.equal(await closed, 1001)
+    assert.equal(await storedText(storage, 'notes/stop'), 'typed before the stop')
+  })
+
   test('a token for document A is refused on document B', async ({ assert }) => {
     const { wsBase } = await setupCollabApp()
     const result = await closeOf(`${wsBase}/notes/b?token=${tokenFor('notes/a')}`)
