@@ -38,6 +38,16 @@ provider.awareness.on('change', () => {
 </script></body></html>`
 }
 
+/**
+ * Waits until an element's property holds the expected text (the test's timeout fails it).
+ */
+function shows(tab: Page, selector: string, property: 'value' | 'textContent', expected: string) {
+  return tab.waitForFunction(
+    ([query, key, text]) => (globalThis as any).document.querySelector(query)?.[key] === text,
+    [selector, property, expected] as const
+  )
+}
+
 test.group('Collaboration in a real browser', (group) => {
   let browser: Browser
   group.setup(async () => {
@@ -85,17 +95,11 @@ test.group('Collaboration in a real browser', (group) => {
     const bob = await open('bob')
 
     await alice.locator('#editor').pressSequentially('Hello from Alice')
-    await bob.waitForFunction(
-      () => (document.querySelector('#editor') as HTMLTextAreaElement).value === 'Hello from Alice'
-    )
+    await shows(bob, '#editor', 'value', 'Hello from Alice')
     await bob.locator('#editor').press('End')
     await bob.locator('#editor').pressSequentially(' and Bob')
-    await alice.waitForFunction(
-      () =>
-        (document.querySelector('#editor') as HTMLTextAreaElement).value ===
-        'Hello from Alice and Bob'
-    )
-    await alice.waitForFunction(() => document.querySelector('#peers')!.textContent === 'alice,bob')
+    await shows(alice, '#editor', 'value', 'Hello from Alice and Bob')
+    await shows(alice, '#peers', 'textContent', 'alice,bob')
 
     const manager = await app.container.make('atrium.collaboration')
     assert.equal(await manager.getDocumentText({ docName }), 'Hello from Alice and Bob')
