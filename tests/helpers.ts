@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { mkdir } from 'node:fs/promises'
 import { getActiveTest } from '@japa/runner'
 import { IgnitorFactory } from '@adonisjs/core/factories'
+import type { FileSystem } from '@japa/file-system'
 import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import { Emitter } from '@adonisjs/core/events'
 import { AppFactory } from '@adonisjs/core/factories/app'
@@ -249,4 +250,40 @@ export async function setupApp(options: SetupAppOptions = {}): Promise<TestApp> 
   const close = () => app.terminate()
   test.cleanup(close)
   return { app, url, server: nodeServer, close }
+}
+
+/**
+ * The package entrypoint `node ace configure adonis-atrium` imports.
+ */
+export const PACKAGE_ENTRY = new URL('../index.ts', import.meta.url).href
+
+/**
+ * Ace in a console app written to the test's folder with the files
+ * `node ace add` expects in a fresh AdonisJS app; prompts can be trapped.
+ */
+export async function setupConsoleApp(fs: FileSystem) {
+  await fs.create('.env', '')
+  await fs.create('tsconfig.json', '{}')
+  await fs.create('adonisrc.ts', `export default defineConfig({})`)
+  await fs.create(
+    'start/env.ts',
+    `import { Env } from '@adonisjs/core/env'\nexport default await Env.create(new URL('../', import.meta.url), {})`
+  )
+  const ignitor = new IgnitorFactory()
+    .withCoreProviders()
+    .withCoreConfig()
+    .create(fs.baseUrl, {
+      importer: (filePath) =>
+        import(
+          filePath.startsWith('./') || filePath.startsWith('../')
+            ? new URL(filePath, fs.baseUrl).href
+            : filePath
+        ),
+    })
+  const app = ignitor.createApp('console')
+  await app.init()
+  await app.boot()
+  const ace = await app.container.make('ace')
+  ace.ui.switchMode('raw')
+  return ace
 }

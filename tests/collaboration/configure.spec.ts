@@ -1,39 +1,11 @@
 /* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { test } from '@japa/runner'
-import { IgnitorFactory } from '@adonisjs/core/factories'
+import { PACKAGE_ENTRY, setupConsoleApp } from '../helpers.ts'
 import Configure from '@adonisjs/core/commands/configure'
-import { fileURLToPath } from 'node:url'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import MakeCollabDocument from '../../commands/make_collab_document.ts'
 import CollaborationInit from '../../commands/collaboration_init.ts'
-
-const packageRoot = fileURLToPath(new URL('../../', import.meta.url))
-
-async function setupConsoleApp(fs: any) {
-  await fs.create('.env', '')
-  await fs.createJson('tsconfig.json', {})
-  await fs.create('start/env.ts', `export default Env.create(new URL('./', import.meta.url), {})`)
-  await fs.create('adonisrc.ts', `export default defineConfig({})`)
-  await fs.create('database/migrations/.gitkeep', '')
-  const ignitor = new IgnitorFactory()
-    .withCoreProviders()
-    .withCoreConfig()
-    .create(fs.baseUrl, {
-      importer: (filePath) => {
-        if (filePath.startsWith('./') || filePath.startsWith('../')) {
-          return import(new URL(filePath, fs.baseUrl).href)
-        }
-        return import(filePath)
-      },
-    })
-  const app = ignitor.createApp('console')
-  await app.init()
-  await app.boot()
-  const ace = await app.container.make('ace')
-  ace.ui.switchMode('raw')
-  return ace
-}
 
 test.group('Collaboration configure', () => {
   test('publishes config, migration, provider and env once, however often it runs', async ({
@@ -41,10 +13,9 @@ test.group('Collaboration configure', () => {
     fs,
   }) => {
     const ace = await setupConsoleApp(fs)
-    const entry = `${packageRoot}index.ts`
     for (let run = 0; run < 2; run++) {
       const command = await ace.create(Configure, [
-        entry,
+        PACKAGE_ENTRY,
         '--features=collaboration',
         '--no-install',
       ])

@@ -1,44 +1,7 @@
 import { test } from '@japa/runner'
-import { IgnitorFactory } from '@adonisjs/core/factories'
 import Configure from '@adonisjs/core/commands/configure'
 import { FEATURE_INSTALLERS } from '../../configure.ts'
-
-const PACKAGE_ENTRY = new URL('../../index.ts', import.meta.url).href
-
-/**
- * Boots a console app in the test's temporary folder with the files
- * `node ace add` expects to find in a fresh AdonisJS app.
- */
-async function createAce(fs: {
-  baseUrl: URL
-  create(path: string, contents: string): Promise<void>
-}) {
-  await fs.create('.env', '')
-  await fs.create('tsconfig.json', '{}')
-  await fs.create('adonisrc.ts', `export default defineConfig({})`)
-  await fs.create(
-    'start/env.ts',
-    `import { Env } from '@adonisjs/core/env'\nexport default await Env.create(new URL('../', import.meta.url), {})`
-  )
-
-  const ignitor = new IgnitorFactory()
-    .withCoreProviders()
-    .withCoreConfig()
-    .create(fs.baseUrl, {
-      importer: (filePath) =>
-        import(
-          filePath.startsWith('./') || filePath.startsWith('../')
-            ? new URL(filePath, fs.baseUrl).href
-            : filePath
-        ),
-    })
-  const app = ignitor.createApp('console')
-  await app.init()
-  await app.boot()
-  const ace = await app.container.make('ace')
-  ace.ui.switchMode('raw')
-  return ace
-}
+import { PACKAGE_ENTRY, setupConsoleApp } from '../helpers.ts'
 
 test.group('Configure', (group) => {
   group.each.timeout(60_000)
@@ -47,7 +10,7 @@ test.group('Configure', (group) => {
     assert,
     fs,
   }) => {
-    const ace = await createAce(fs)
+    const ace = await setupConsoleApp(fs)
     const command = await ace.create(Configure, [PACKAGE_ENTRY, '--features=pagination'])
     await command.exec()
 
@@ -67,7 +30,7 @@ test.group('Configure', (group) => {
   })
 
   test('without --features the features are chosen in a prompt', async ({ assert, fs }) => {
-    const ace = await createAce(fs)
+    const ace = await setupConsoleApp(fs)
     ace.prompt
       .trap('Select the Atrium features to configure')
       .assertFails([] as any, 'Select at least one feature')
@@ -82,7 +45,7 @@ test.group('Configure', (group) => {
   })
 
   test('--features=all configures every feature', async ({ assert, fs }) => {
-    const ace = await createAce(fs)
+    const ace = await setupConsoleApp(fs)
     const command = await ace.create(Configure, [PACKAGE_ENTRY, '--features=all', '--no-install'])
     await command.exec()
 
@@ -93,7 +56,7 @@ test.group('Configure', (group) => {
   })
 
   test('an unknown feature is an error with exit code 1 that names it', async ({ assert, fs }) => {
-    const ace = await createAce(fs)
+    const ace = await setupConsoleApp(fs)
     const command = await ace.create(Configure, [PACKAGE_ENTRY, '--features=pagination,chat'])
     await command.exec()
 
@@ -108,7 +71,7 @@ test.group('Configure', (group) => {
   })
 
   test('running configure twice duplicates nothing', async ({ assert, fs }) => {
-    const ace = await createAce(fs)
+    const ace = await setupConsoleApp(fs)
     const first = await ace.create(Configure, [PACKAGE_ENTRY, '--features=pagination'])
     await first.exec()
     const published = {

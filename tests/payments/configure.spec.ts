@@ -1,43 +1,14 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from '@japa/runner'
-import { IgnitorFactory } from '@adonisjs/core/factories'
 import Configure from '@adonisjs/core/commands/configure'
+import type { FileSystem } from '@japa/file-system'
+import { PACKAGE_ENTRY, setupConsoleApp } from '../helpers.ts'
 
-const RC = `import { defineConfig } from '@adonisjs/core/app'
-export default defineConfig({
-  providers: [],
-  commands: [],
-})
-`
-const ENV = `import { Env } from '@adonisjs/core/env'
-export default await Env.create(new URL('../', import.meta.url), {
-  NODE_ENV: Env.schema.enum(['development', 'production', 'test'] as const),
-})
-`
-
-async function configure(fs: any) {
-  const ignitor = new IgnitorFactory()
-    .withCoreProviders()
-    .withCoreConfig()
-    .create(fs.baseUrl, {
-      importer: (filePath) => {
-        if (filePath === 'adonis-atrium') {
-          return import('../../index.ts')
-        }
-        if (filePath.startsWith('./') || filePath.startsWith('../')) {
-          return import(new URL(filePath, fs.baseUrl).href)
-        }
-        return import(filePath)
-      },
-    })
-  const app = ignitor.createApp('console')
-  await app.init()
-  await app.boot()
-  const ace = await app.container.make('ace')
-  ace.ui.switchMode('raw')
+async function configure(fs: FileSystem) {
+  const ace = await setupConsoleApp(fs)
   const command = await ace.create(Configure, [
-    'adonis-atrium',
+    PACKAGE_ENTRY,
     '--features=payments',
     '--no-install',
   ])
@@ -50,11 +21,6 @@ test.group('Payments configure', () => {
     assert,
     fs,
   }) => {
-    await fs.create('adonisrc.ts', RC)
-    await fs.create('start/env.ts', ENV)
-    await fs.create('.env', '')
-    await fs.create('tsconfig.json', '{}')
-
     const first = await configure(fs)
     assert.equal(first.exitCode ?? 0, 0)
     await configure(fs)
