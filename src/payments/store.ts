@@ -363,11 +363,12 @@ export class LucidWebhookStore implements WebhookStore {
       values.forEach((value, index) => columns[index].push(value))
     }
     const reference = this.#hasExternalReference
-    const result = await this.client.rawQuery(
+    const result = await this.#pgQuery(
+      reference ? 'atrium_payments_claim_ref' : 'atrium_payments_claim',
       `with v as (
-        select * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],
-          ?::bigint[], ?::timestamptz[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[],
-          ?::text[], ?::timestamptz[], ?::text[])
+        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+          $7::bigint[], $8::timestamptz[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::bigint[],
+          $14::text[], $15::timestamptz[], $16::text[])
         as v(provider, event_id, type, raw, normalized, trace_id, locked_until, at, payment_id,
           status, amount, currency, refunded_amount, customer_id, paid_at, external_reference)
       ),
@@ -394,7 +395,7 @@ export class LucidWebhookStore implements WebhookStore {
       )
       select 'e' as kind, provider, event_id as key from c
       union all select 'p', provider, payment_id from p`,
-      columns as any[]
+      columns
     )
     const claimed = new Set<string>()
     const inserted = new Set<string>()
@@ -416,17 +417,33 @@ export class LucidWebhookStore implements WebhookStore {
   }
 
   /**
+   * Runs a named prepared statement on a pooled connection of the write
+   * client: PostgreSQL parses and plans the hot statements once per
+   * connection, and the query builder is skipped. Autocommit, like any
+   * statement outside a transaction.
+   */
+  async #pgQuery(name: string, text: string, values: unknown[]) {
+    const knex = this.client.getWriteClient().client
+    const connection = await knex.acquireConnection()
+    try {
+      return (await connection.query({ name, text, values })) as { rows: any[] }
+    } finally {
+      await knex.releaseConnection(connection)
+    }
+  }
+
+  /**
    * PostgreSQL group commit of `processed` marks: one update for the batch.
    */
   async #runMarks(items: MarkItem[]) {
     const now = new Date()
-    await this.client.rawQuery(
+    await this.#pgQuery(
+      'atrium_payments_mark',
       `update ${TABLES.events} as e
-        set status = 'processed', type = v.type, error = null, processed_at = ?, updated_at = ?
-        from unnest(?::text[], ?::text[], ?::text[]) as v(provider, event_id, type)
+        set status = 'processed', type = v.type, error = null, processed_at = $1, updated_at = $1
+        from unnest($2::text[], $3::text[], $4::text[]) as v(provider, event_id, type)
         where e.provider = v.provider and e.event_id = v.event_id`,
       [
-        now,
         now,
         items.map((item) => item.provider),
         items.map((item) => item.eventId),
