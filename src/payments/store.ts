@@ -170,7 +170,7 @@ export class LucidWebhookStore implements WebhookStore {
 
   async claim(event: WebhookEvent, traceId: string, rawText?: string): Promise<ClaimResult> {
     const now = Date.now()
-    if (this.#isPostgres()) {
+    if (this.#grouped()) {
       if (!this.#schemaChecked) {
         await this.ensureSchema()
       }
@@ -241,7 +241,7 @@ export class LucidWebhookStore implements WebhookStore {
   }
 
   async markProcessed(event: WebhookEvent) {
-    if (this.#isPostgres()) {
+    if (this.#grouped()) {
       await this.#marks().add({ provider: event.provider, eventId: event.id, type: event.type })
       return
     }
@@ -257,9 +257,13 @@ export class LucidWebhookStore implements WebhookStore {
       })
   }
 
-  #isPostgres() {
+  /**
+   * Claims and marks go through the write batchers on PostgreSQL and
+   * better-sqlite3; other dialects (MySQL) run one statement per call.
+   */
+  #grouped() {
     this.#dialect ??= this.client.dialect.name
-    return this.#dialect === 'postgres'
+    return this.#dialect === 'postgres' || this.#dialect === 'better-sqlite3'
   }
 
   #claims() {
@@ -339,6 +343,9 @@ export class LucidWebhookStore implements WebhookStore {
   }
 
   async #claimStatement(items: ClaimItem[]): Promise<ClaimBatchResult[]> {
+    if (this.#dialect === 'better-sqlite3') {
+      return this.#sqliteClaims(items)
+    }
     const columns: unknown[][] = Array.from({ length: 16 }, () => [])
     for (const item of items) {
       const payment = item.payment
@@ -417,6 +424,92 @@ export class LucidWebhookStore implements WebhookStore {
   }
 
   /**
+   * SQLite group commit of claims: the batch's ledger inserts and first-seen
+   * payment inserts run as prepared statements in one transaction.
+   */
+  #sqliteClaims(items: ClaimItem[]) {
+    const reference = this.#hasExternalReference
+    return this.#sqliteWrite((statement) => {
+      const claim = statement(
+        `insert into ${TABLES.events} (provider, event_id, type, status, attempts, raw, normalized,
+          trace_id, locked_until, created_at, updated_at)
+        values (?, ?, ?, 'recorded', 1, ?, ?, ?, ?, ?, ?)
+        on conflict (provider, event_id) do nothing`
+      )
+      const pay = statement(
+        `insert into ${TABLES.payments} (provider, payment_id, status, amount, currency,
+          refunded_amount, customer_id, paid_at, ${reference ? 'external_reference, ' : ''}created_at, updated_at)
+        values (?, ?, ?, ?, ?, coalesce(?, (select coalesce(sum(amount), 0) from ${TABLES.refunds}
+          where provider = ? and payment_id = ?)), ?, ?, ${reference ? '?, ' : ''}?, ?)
+        on conflict (provider, payment_id) do nothing`
+      )
+      return items.map((item): ClaimBatchResult => {
+        const at = item.at.valueOf()
+        const claimed =
+          claim.run(
+            item.provider,
+            item.eventId,
+            item.type,
+            item.raw,
+            item.normalized,
+            item.traceId,
+            item.lockedUntil,
+            at,
+            at
+          ).changes > 0
+        const payment = item.payment
+        if (!claimed || !payment) {
+          return { claimed }
+        }
+        const inserted = pay.run(
+          item.provider,
+          payment.paymentId,
+          payment.status,
+          payment.amount,
+          payment.currency,
+          payment.refundedAmount,
+          item.provider,
+          payment.paymentId,
+          payment.customerId,
+          payment.paidAt?.valueOf() ?? null,
+          ...(reference ? [payment.externalReference] : []),
+          at,
+          at
+        )
+        return { claimed, payment: inserted.changes > 0 ? 'inserted' : 'exists' }
+      })
+    })
+  }
+
+  /**
+   * Runs synchronous better-sqlite3 work in one transaction on the pooled
+   * connection (waiting for it like any query); prepared statements are
+   * cached per connection.
+   */
+  async #sqliteWrite<T>(work: (statement: (sql: string) => SqliteStatement) => T): Promise<T> {
+    const knex = this.client.getWriteClient().client
+    const connection = await knex.acquireConnection()
+    try {
+      let cache = SQLITE_STATEMENTS.get(connection)
+      if (!cache) {
+        cache = new Map()
+        SQLITE_STATEMENTS.set(connection, cache)
+      }
+      const statement = (sql: string) => {
+        let prepared = cache!.get(sql)
+        if (!prepared) {
+          prepared = connection.prepare(sql) as SqliteStatement
+          cache!.set(sql, prepared)
+        }
+        return prepared
+      }
+      return connection.transaction(() => work(statement))()
+    } finally {
+      await knex.releaseConnection(connection)
+    }
+  }
+
+  /**
    * Runs a named prepared statement on a pooled connection of the write
    * client: PostgreSQL parses and plans the hot statements once per
    * connection, and the query builder is skipped. Autocommit, like any
@@ -437,6 +530,18 @@ export class LucidWebhookStore implements WebhookStore {
    */
   async #runMarks(items: MarkItem[]) {
     const now = new Date()
+    if (this.#dialect === 'better-sqlite3') {
+      return this.#sqliteWrite((statement) => {
+        const mark = statement(
+          `update ${TABLES.events} set status = 'processed', type = ?, error = null,
+            processed_at = ?, updated_at = ? where provider = ? and event_id = ?`
+        )
+        for (const item of items) {
+          mark.run(item.type, now.valueOf(), now.valueOf(), item.provider, item.eventId)
+        }
+        return items.map(() => undefined)
+      })
+    }
     await this.#pgQuery(
       'atrium_payments_mark',
       `update ${TABLES.events} as e
@@ -919,6 +1024,13 @@ export class LucidWebhookStore implements WebhookStore {
     return { type: event.type }
   }
 }
+
+interface SqliteStatement {
+  run(...values: unknown[]): { changes: number }
+}
+
+/** better-sqlite3 prepared statements, per connection */
+const SQLITE_STATEMENTS = new WeakMap<object, Map<string, SqliteStatement>>()
 
 interface ClaimItem {
   provider: string
