@@ -6,8 +6,13 @@
 export interface WriteBatcherOptions<Item> {
   /** Runs one batch; returns one result per item, in order */
   run(items: Item[]): Promise<unknown[]>
-  /** Keys an item holds: two items sharing a key never ride in the same batch */
+  /** An item's key: two items sharing a key never go to the database in one statement */
   key(item: Item): string
+  /**
+   * The result of an item whose key an earlier item of the same batch holds,
+   * given once the batch has run. Without it, such an item waits for a later batch.
+   */
+  duplicate?(item: Item): unknown
   /** Largest batch (default 64) */
   maxBatch?: number
   /** Batches in flight at once; more items wait and coalesce (default 2) */
@@ -21,7 +26,8 @@ interface Pending<Item> {
 }
 
 export class WriteBatcher<Item, Result> {
-  #options: Required<WriteBatcherOptions<Item>>
+  #options: Required<Omit<WriteBatcherOptions<Item>, 'duplicate'>> &
+    Pick<WriteBatcherOptions<Item>, 'duplicate'>
   #pending: Pending<Item>[] = []
   #scheduled = false
   #inFlight = 0
@@ -54,14 +60,17 @@ export class WriteBatcher<Item, Result> {
     }
   }
 
-  /** The next batch: oldest first, an item whose key is already in the batch waits */
+  /** The next batch, oldest first, and the duplicates that ride along with it */
   #take() {
     const batch: Pending<Item>[] = []
+    const duplicates: Pending<Item>[] = []
     const keys = new Set<string>()
     const rest: Pending<Item>[] = []
     for (const entry of this.#pending) {
       const key = this.#options.key(entry.item)
-      if (batch.length >= this.#options.maxBatch || keys.has(key)) {
+      if (keys.has(key) && this.#options.duplicate) {
+        duplicates.push(entry)
+      } else if (batch.length >= this.#options.maxBatch || keys.has(key)) {
         rest.push(entry)
       } else {
         keys.add(key)
@@ -69,10 +78,22 @@ export class WriteBatcher<Item, Result> {
       }
     }
     this.#pending = rest
-    return batch
+    return { batch, duplicates }
   }
 
-  async #execute(batch: Pending<Item>[]) {
+  async #execute({ batch, duplicates }: { batch: Pending<Item>[]; duplicates: Pending<Item>[] }) {
+    await this.#run(batch)
+    // Answered only after the batch ran, as if their statement had met its row
+    for (const entry of duplicates) {
+      try {
+        entry.resolve(this.#options.duplicate!(entry.item))
+      } catch (error) {
+        entry.reject(error)
+      }
+    }
+  }
+
+  async #run(batch: Pending<Item>[]) {
     try {
       const results = await this.#options.run(batch.map(({ item }) => item))
       batch.forEach((entry, index) => entry.resolve(results[index]))

@@ -269,6 +269,8 @@ export class LucidWebhookStore implements WebhookStore {
   #claims() {
     this.#claimBatcher ??= new WriteBatcher<ClaimItem, ClaimBatchResult>({
       key: (item) => `${item.provider}\0${item.eventId}`,
+      // A second delivery of an event in the same batch loses the insert race
+      duplicate: () => ({ claimed: false }),
       run: (items) => this.#runClaims(items),
     })
     return this.#claimBatcher

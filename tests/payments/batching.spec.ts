@@ -34,6 +34,23 @@ test.group('Payments write batcher', () => {
     assert.sameMembers(batches.flat(), ['a:1', 'b:1', 'a:2'])
   })
 
+  test('with a duplicate answer, a second write of a key is answered after its batch ran', async ({
+    assert,
+  }) => {
+    const batches: string[][] = []
+    const batcher = new WriteBatcher<string, string>({
+      key: (item) => item.split(':')[0],
+      duplicate: (item) => `lost ${item}`,
+      run: async (items) => {
+        batches.push(items)
+        return items.map((item) => `won ${item}`)
+      },
+    })
+    const results = await Promise.all(['a:1', 'b:1', 'a:2'].map((item) => batcher.add(item)))
+    assert.deepEqual(results, ['won a:1', 'won b:1', 'lost a:2'])
+    assert.deepEqual(batches, [['a:1', 'b:1']])
+  })
+
   test('a refused batch is retried item by item so only the bad item fails', async ({ assert }) => {
     const { batcher } = recordingBatcher((item) => item === 'bad')
     const results = await Promise.allSettled(['a', 'bad', 'c'].map((item) => batcher.add(item)))
