@@ -325,11 +325,9 @@ export class LucidWebhookStore implements WebhookStore {
   }
 
   /**
-   * PostgreSQL group commit of claims: one statement inserts the ledger rows
-   * of every claim in the batch and, for the ones it inserted, the payment
-   * rows of first-seen payments (rows sorted by key so concurrent batches
-   * take their locks in one order). One autocommit statement: the ledger
-   * rows and payment rows commit together, before any handler runs.
+   * Group commit of claims: the batch's ledger rows and, for the rows it
+   * inserted, the payment rows of first-seen payments commit together,
+   * before any handler runs.
    */
   async #runClaims(items: ClaimItem[]): Promise<ClaimBatchResult[]> {
     try {
@@ -344,6 +342,11 @@ export class LucidWebhookStore implements WebhookStore {
     }
   }
 
+  /**
+   * On PostgreSQL, one autocommit statement: a data-modifying CTE over the
+   * batch's arrays, rows inserted in key order so concurrent batches take
+   * their locks in one order.
+   */
   async #claimStatement(items: ClaimItem[]): Promise<ClaimBatchResult[]> {
     if (this.#dialect === 'better-sqlite3') {
       return this.#sqliteClaims(items)
