@@ -1,5 +1,6 @@
 import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { WriteBatcher } from './batcher.ts'
 import debug from './debug.ts'
 import { E_DISPUTE_OUTCOME_MISSING } from './errors.ts'
 import type {
@@ -116,6 +117,11 @@ export class LucidWebhookStore implements WebhookStore {
   #hasExternalReference = true
   /** False until the alteration ran against an existing table */
   #schemaChecked = false
+  #dialect?: string
+  #claimBatcher?: WriteBatcher<ClaimItem, ClaimBatchResult>
+  #markBatcher?: WriteBatcher<MarkItem, void>
+  /** Events whose claim statement also tried the first-seen payment insert */
+  #firstSeen = new WeakMap<WebhookEvent, 'inserted' | 'exists'>()
 
   constructor(db: Database, options: { connection?: string; processingLeaseMs?: number } = {}) {
     this.#db = db
@@ -164,6 +170,20 @@ export class LucidWebhookStore implements WebhookStore {
 
   async claim(event: WebhookEvent, traceId: string, rawText?: string): Promise<ClaimResult> {
     const now = Date.now()
+    if (this.#grouped()) {
+      if (!this.#schemaChecked) {
+        await this.ensureSchema()
+      }
+      const item = this.#claimItem(event, traceId, rawText, now)
+      const result = await this.#claims().add(item)
+      if (result.claimed) {
+        if (result.payment) {
+          this.#firstSeen.set(event, result.payment)
+        }
+        return 'claimed'
+      }
+      return this.#claimExisting(event, traceId, now)
+    }
     try {
       await this.client.table(TABLES.events).insert({
         provider: event.provider,
@@ -184,6 +204,14 @@ export class LucidWebhookStore implements WebhookStore {
         throw error
       }
     }
+    return this.#claimExisting(event, traceId, now)
+  }
+
+  /**
+   * The row exists: processed (skip), held by a live lease (409), or
+   * claimable again by one conditional update.
+   */
+  async #claimExisting(event: WebhookEvent, traceId: string, now: number): Promise<ClaimResult> {
     const row: LedgerRow | null = await this.client
       .from(TABLES.events)
       .where({ provider: event.provider, event_id: event.id })
@@ -213,6 +241,10 @@ export class LucidWebhookStore implements WebhookStore {
   }
 
   async markProcessed(event: WebhookEvent) {
+    if (this.#grouped()) {
+      await this.#marks().add({ provider: event.provider, eventId: event.id, type: event.type })
+      return
+    }
     await this.client
       .from(TABLES.events)
       .where({ provider: event.provider, event_id: event.id })
@@ -223,6 +255,312 @@ export class LucidWebhookStore implements WebhookStore {
         processed_at: new Date(),
         updated_at: new Date(),
       })
+  }
+
+  /**
+   * Claims and marks go through the write batchers on PostgreSQL and
+   * better-sqlite3; other dialects (MySQL) run one statement per call.
+   */
+  #grouped() {
+    this.#dialect ??= this.client.dialect.name
+    return this.#dialect === 'postgres' || this.#dialect === 'better-sqlite3'
+  }
+
+  #claims() {
+    this.#claimBatcher ??= new WriteBatcher<ClaimItem, ClaimBatchResult>({
+      key: (item) => `${item.provider}\0${item.eventId}`,
+      // A second delivery of an event in the same batch loses the insert race
+      duplicate: () => ({ claimed: false }),
+      run: (items) => this.#runClaims(items),
+    })
+    return this.#claimBatcher
+  }
+
+  #marks() {
+    this.#markBatcher ??= new WriteBatcher<MarkItem, void>({
+      key: (item) => `${item.provider}\0${item.eventId}`,
+      run: (items) => this.#runMarks(items),
+    })
+    return this.#markBatcher
+  }
+
+  /**
+   * One ledger row to insert; for a payment event with no refunds, also
+   * the payment row to insert when the payment is seen for the first time.
+   */
+  #claimItem(event: WebhookEvent, traceId: string, rawText: string | undefined, now: number) {
+    const item: ClaimItem = {
+      provider: event.provider,
+      eventId: event.id,
+      type: event.type,
+      raw: rawText ?? JSON.stringify(event.raw ?? null),
+      normalized: JSON.stringify({ ...event, raw: undefined }),
+      traceId,
+      lockedUntil: now + this.#leaseMs,
+      at: new Date(now),
+    }
+    const data = event.data as PaymentWebhookData | undefined
+    if (
+      (event.type === 'payment.succeeded' ||
+        event.type === 'payment.failed' ||
+        event.type === 'payment.refunded') &&
+      typeof data?.paymentId === 'string' &&
+      !data.refunds?.length
+    ) {
+      const status = newPaymentStatus(event.type)
+      const amount = data.amount ?? 0
+      item.payment = {
+        paymentId: data.paymentId,
+        status,
+        amount,
+        currency: data.currency ?? null,
+        refundedAmount: status === 'refunded' ? (data.refundedAmount ?? amount) : null,
+        customerId: data.customerId ?? null,
+        paidAt:
+          status === 'paid' ? (toDate(data.paidAt) ?? toDate(event.occurredAt) ?? item.at) : null,
+        externalReference: data.externalReference ?? null,
+      }
+    }
+    return item
+  }
+
+  /**
+   * Group commit of claims: the batch's ledger rows and, for the rows it
+   * inserted, the payment rows of first-seen payments commit together,
+   * before any handler runs.
+   */
+  async #runClaims(items: ClaimItem[]): Promise<ClaimBatchResult[]> {
+    try {
+      return await this.#claimStatement(items)
+    } catch (error) {
+      if (items.length > 1 || !items[0].payment) {
+        throw error
+      }
+      // A payment row the database refuses must not cost the ledger row: record
+      // the claim alone, and sync then fails (and marks) the event as before
+      return this.#claimStatement([{ ...items[0], payment: undefined }])
+    }
+  }
+
+  /**
+   * On PostgreSQL, one autocommit statement: a data-modifying CTE over the
+   * batch's arrays, rows inserted in key order so concurrent batches take
+   * their locks in one order.
+   */
+  async #claimStatement(items: ClaimItem[]): Promise<ClaimBatchResult[]> {
+    if (this.#dialect === 'better-sqlite3') {
+      return this.#sqliteClaims(items)
+    }
+    const columns: unknown[][] = Array.from({ length: 16 }, () => [])
+    for (const item of items) {
+      const payment = item.payment
+      const values = [
+        item.provider,
+        item.eventId,
+        item.type,
+        item.raw,
+        item.normalized,
+        item.traceId,
+        item.lockedUntil,
+        item.at,
+        payment?.paymentId ?? null,
+        payment?.status ?? null,
+        payment?.amount ?? null,
+        payment?.currency ?? null,
+        payment?.refundedAmount ?? null,
+        payment?.customerId ?? null,
+        payment?.paidAt ?? null,
+        payment?.externalReference ?? null,
+      ]
+      values.forEach((value, index) => columns[index].push(value))
+    }
+    const reference = this.#hasExternalReference
+    const result = await this.#pgQuery(
+      reference ? 'atrium_payments_claim_ref' : 'atrium_payments_claim',
+      `with v as (
+        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+          $7::bigint[], $8::timestamptz[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::bigint[],
+          $14::text[], $15::timestamptz[], $16::text[])
+        as v(provider, event_id, type, raw, normalized, trace_id, locked_until, at, payment_id,
+          status, amount, currency, refunded_amount, customer_id, paid_at, external_reference)
+      ),
+      c as (
+        insert into ${TABLES.events} (provider, event_id, type, status, attempts, raw, normalized,
+          trace_id, locked_until, created_at, updated_at)
+        select provider, event_id, type, 'recorded', 1, raw, normalized, trace_id, locked_until, at, at
+        from v order by provider, event_id
+        on conflict (provider, event_id) do nothing
+        returning provider, event_id
+      ),
+      p as (
+        insert into ${TABLES.payments} (provider, payment_id, status, amount, currency,
+          refunded_amount, customer_id, paid_at, ${reference ? 'external_reference, ' : ''}created_at, updated_at)
+        select v.provider, v.payment_id, v.status, v.amount, v.currency,
+          coalesce(v.refunded_amount, (select coalesce(sum(r.amount), 0) from ${TABLES.refunds} r
+            where r.provider = v.provider and r.payment_id = v.payment_id)),
+          v.customer_id, v.paid_at, ${reference ? 'v.external_reference, ' : ''}v.at, v.at
+        from v join c on c.provider = v.provider and c.event_id = v.event_id
+        where v.payment_id is not null
+        order by v.provider, v.payment_id
+        on conflict (provider, payment_id) do nothing
+        returning provider, payment_id
+      )
+      select 'e' as kind, provider, event_id as key from c
+      union all select 'p', provider, payment_id from p`,
+      columns
+    )
+    const claimed = new Set<string>()
+    const inserted = new Set<string>()
+    for (const row of result.rows as { kind: string; provider: string; key: string }[]) {
+      ;(row.kind === 'e' ? claimed : inserted).add(`${row.provider}\0${row.key}`)
+    }
+    return items.map((item) => {
+      const isClaimed = claimed.has(`${item.provider}\0${item.eventId}`)
+      return {
+        claimed: isClaimed,
+        payment:
+          isClaimed && item.payment
+            ? inserted.has(`${item.provider}\0${item.payment.paymentId}`)
+              ? 'inserted'
+              : 'exists'
+            : undefined,
+      }
+    })
+  }
+
+  /**
+   * SQLite group commit of claims: the batch's ledger inserts and first-seen
+   * payment inserts run as prepared statements in one transaction.
+   */
+  #sqliteClaims(items: ClaimItem[]) {
+    const reference = this.#hasExternalReference
+    return this.#sqliteWrite((statement) => {
+      const claim = statement(
+        `insert into ${TABLES.events} (provider, event_id, type, status, attempts, raw, normalized,
+          trace_id, locked_until, created_at, updated_at)
+        values (?, ?, ?, 'recorded', 1, ?, ?, ?, ?, ?, ?)
+        on conflict (provider, event_id) do nothing`
+      )
+      const pay = statement(
+        `insert into ${TABLES.payments} (provider, payment_id, status, amount, currency,
+          refunded_amount, customer_id, paid_at, ${reference ? 'external_reference, ' : ''}created_at, updated_at)
+        values (?, ?, ?, ?, ?, coalesce(?, (select coalesce(sum(amount), 0) from ${TABLES.refunds}
+          where provider = ? and payment_id = ?)), ?, ?, ${reference ? '?, ' : ''}?, ?)
+        on conflict (provider, payment_id) do nothing`
+      )
+      return items.map((item): ClaimBatchResult => {
+        const at = item.at.valueOf()
+        const claimed =
+          claim.run(
+            item.provider,
+            item.eventId,
+            item.type,
+            item.raw,
+            item.normalized,
+            item.traceId,
+            item.lockedUntil,
+            at,
+            at
+          ).changes > 0
+        const payment = item.payment
+        if (!claimed || !payment) {
+          return { claimed }
+        }
+        const inserted = pay.run(
+          item.provider,
+          payment.paymentId,
+          payment.status,
+          payment.amount,
+          payment.currency,
+          payment.refundedAmount,
+          item.provider,
+          payment.paymentId,
+          payment.customerId,
+          payment.paidAt?.valueOf() ?? null,
+          ...(reference ? [payment.externalReference] : []),
+          at,
+          at
+        )
+        return { claimed, payment: inserted.changes > 0 ? 'inserted' : 'exists' }
+      })
+    })
+  }
+
+  /**
+   * Runs synchronous better-sqlite3 work in one transaction on the pooled
+   * connection (waiting for it like any query); prepared statements are
+   * cached per connection.
+   */
+  async #sqliteWrite<T>(work: (statement: (sql: string) => SqliteStatement) => T): Promise<T> {
+    const knex = this.client.getWriteClient().client
+    const connection = await knex.acquireConnection()
+    try {
+      let cache = SQLITE_STATEMENTS.get(connection)
+      if (!cache) {
+        cache = new Map()
+        SQLITE_STATEMENTS.set(connection, cache)
+      }
+      const statement = (sql: string) => {
+        let prepared = cache!.get(sql)
+        if (!prepared) {
+          prepared = connection.prepare(sql) as SqliteStatement
+          cache!.set(sql, prepared)
+        }
+        return prepared
+      }
+      return connection.transaction(() => work(statement))()
+    } finally {
+      await knex.releaseConnection(connection)
+    }
+  }
+
+  /**
+   * Runs a named prepared statement on a pooled connection of the write
+   * client: PostgreSQL parses and plans the hot statements once per
+   * connection, and the query builder is skipped. Autocommit, like any
+   * statement outside a transaction.
+   */
+  async #pgQuery(name: string, text: string, values: unknown[]) {
+    const knex = this.client.getWriteClient().client
+    const connection = await knex.acquireConnection()
+    try {
+      return (await connection.query({ name, text, values })) as { rows: any[] }
+    } finally {
+      await knex.releaseConnection(connection)
+    }
+  }
+
+  /**
+   * PostgreSQL group commit of `processed` marks: one update for the batch.
+   */
+  async #runMarks(items: MarkItem[]) {
+    const now = new Date()
+    if (this.#dialect === 'better-sqlite3') {
+      return this.#sqliteWrite((statement) => {
+        const mark = statement(
+          `update ${TABLES.events} set status = 'processed', type = ?, error = null,
+            processed_at = ?, updated_at = ? where provider = ? and event_id = ?`
+        )
+        for (const item of items) {
+          mark.run(item.type, now.valueOf(), now.valueOf(), item.provider, item.eventId)
+        }
+        return items.map(() => undefined)
+      })
+    }
+    await this.#pgQuery(
+      'atrium_payments_mark',
+      `update ${TABLES.events} as e
+        set status = 'processed', type = v.type, error = null, processed_at = $1, updated_at = $1
+        from unnest($2::text[], $3::text[], $4::text[]) as v(provider, event_id, type)
+        where e.provider = v.provider and e.event_id = v.event_id`,
+      [
+        now,
+        items.map((item) => item.provider),
+        items.map((item) => item.eventId),
+        items.map((item) => item.type),
+      ]
+    )
+    return items.map(() => undefined)
   }
 
   async markFailed(event: WebhookEvent, error: unknown) {
@@ -301,7 +639,14 @@ export class LucidWebhookStore implements WebhookStore {
       case 'payment.refunded':
       case 'payment.updated': {
         const payment = event as WebhookEvent<PaymentWebhookData>
-        if (event.type !== 'payment.updated' && !payment.data.refunds?.length) {
+        const firstSeen = this.#firstSeen.get(event)
+        if (firstSeen) {
+          // The claim statement already tried the insert of a first-seen payment
+          this.#firstSeen.delete(event)
+          if (firstSeen === 'inserted') {
+            return { type: event.type }
+          }
+        } else if (event.type !== 'payment.updated' && !payment.data.refunds?.length) {
           // The common case, a payment seen for the first time: one statement
           if (await this.#insertNewPayment(payment)) {
             return { type: event.type }
@@ -683,6 +1028,51 @@ export class LucidWebhookStore implements WebhookStore {
       })
     return { type: event.type }
   }
+}
+
+interface SqliteStatement {
+  run(...values: unknown[]): { changes: number }
+}
+
+/** better-sqlite3 prepared statements, per connection */
+const SQLITE_STATEMENTS = new WeakMap<object, Map<string, SqliteStatement>>()
+
+interface ClaimItem {
+  provider: string
+  eventId: string
+  type: string
+  raw: string
+  normalized: string
+  traceId: string
+  lockedUntil: number
+  at: Date
+  payment?: {
+    paymentId: string
+    status: PaymentStatus
+    amount: number
+    currency: string | null
+    /** Null: the sum of refunds recorded before the payment */
+    refundedAmount: number | null
+    customerId: string | null
+    paidAt: Date | null
+    externalReference: string | null
+  }
+}
+
+interface ClaimBatchResult {
+  claimed: boolean
+  /** Set when the statement tried the first-seen payment insert */
+  payment?: 'inserted' | 'exists'
+}
+
+interface MarkItem {
+  provider: string
+  eventId: string
+  type: string
+}
+
+function newPaymentStatus(type: string): PaymentStatus {
+  return type === 'payment.succeeded' ? 'paid' : type === 'payment.failed' ? 'failed' : 'refunded'
 }
 
 function normalizePayment(row: any): PaymentRow {
