@@ -232,4 +232,16 @@ export interface KeysetAdapter<Query = any, Row = any> {
   applyKeysetPagination(query: Query, keyset: ResolvedKeysetColumn[], segment: KeysetSegment): Query
   /** Orders by the keyset and limits the rows */
   applyKeysetOrderAndLimit(query: Query, keyset: ResolvedKeysetColumn[], limit: number): Query
+  /**
+   * Optional: one query covering several segments of a page (in keyset order),
+   * ordered by the keyset and limited to `limit` rows, so a page is one round
+   * trip. Return null when this query cannot be combined; `findPage` then runs
+   * the segments one after the other, as it does for adapters without it.
+   */
+  combineKeysetSegments?(
+    query: Query,
+    keyset: ResolvedKeysetColumn[],
+    segments: KeysetSegment[],
+    limit: number
+  ): Query | null
 }

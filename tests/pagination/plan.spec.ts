@@ -2,10 +2,32 @@ import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
 import { defineConfig, defineFilters } from '../../src/pagination/main.ts'
 import { dialect } from '../helpers.ts'
-import { dropOrders, ensureOrders, explain, seeksIndex } from '../../benchmarks/lib/orders.ts'
+import {
+  branchCount,
+  dropOrders,
+  ensureOrders,
+  explain,
+  seeksIndexInEveryBranch,
+} from '../../benchmarks/lib/orders.ts'
 import { openDatabase } from './helpers.ts'
 
 const PREFIX = 'pg_test_plan_'
+const TABLE = `${PREFIX}orders`
+
+/**
+ * Asserts a keyset statement seeks an index in each of its UNION ALL branches.
+ */
+async function assertSeeks(
+  assert: any,
+  db: Database,
+  query: { sql: string; bindings: readonly unknown[] }
+) {
+  const plan = await explain(db, query.sql, query.bindings)
+  assert.isTrue(
+    seeksIndexInEveryBranch(dialect(), plan, TABLE, branchCount(query.sql)),
+    `${query.sql}\n${plan.join('\n')}`
+  )
+}
 
 const orders = defineFilters(
   { table: `${PREFIX}orders` },
@@ -42,13 +64,13 @@ test.group('Keyset query plans', (group) => {
   for (const shape of SHAPES) {
     test(`the keyset query for a ${shape.name} sort seeks an index`, async ({ assert }) => {
       // Deep in the walk: the cursor of row 8,000 (and of the last non-NULL row for nullable sorts)
-      const start = await orders.findPage(db.from(`${PREFIX}orders`).offset(7_999), {
+      const start = await orders.findPage(db.from(TABLE).offset(7_999), {
         ...shape.input,
         paginate: { first: 1 },
       })
       const queries: { sql: string; bindings: readonly unknown[] }[] = []
       const page = await orders.findPage(
-        db.from(`${PREFIX}orders`),
+        db.from(TABLE),
         { ...shape.input, paginate: { first: 25, after: start.endCursor! } },
         { onQuery: (query) => queries.push(query.toSQL()) }
       )
@@ -60,8 +82,7 @@ test.group('Keyset query plans', (group) => {
           /\(\s*[`"]?\w+[`"]?\s*,\s*[`"]?\w+[`"]?\s*\)\s*[<>]/,
           'no row values'
         )
-        const plan = await explain(db, query.sql, query.bindings)
-        assert.isTrue(seeksIndex(dialect(), plan), `${query.sql}\n${plan.join('\n')}`)
+        await assertSeeks(assert, db, query)
       }
     })
   }
@@ -73,23 +94,49 @@ test.group('Keyset query plans', (group) => {
       .whereNotNull('shipped_at')
       .count('* as total')
     const nonNull = Number(counted.total)
-    const start = await orders.findPage(db.from(`${PREFIX}orders`).offset(nonNull - 3), {
+    const start = await orders.findPage(db.from(TABLE).offset(nonNull - 3), {
       sort: '-shippedAt',
       paginate: { first: 1 },
     })
     const queries: { sql: string; bindings: readonly unknown[] }[] = []
     const page = await orders.findPage(
-      db.from(`${PREFIX}orders`),
+      db.from(TABLE),
       { sort: '-shippedAt', paginate: { first: 10, after: start.endCursor! } },
       { onQuery: (query) => queries.push(query.toSQL()) }
     )
     assert.lengthOf(page.items, 10)
     assert.equal(page.items.filter((row) => row.shipped_at === null).length, 8)
-    assert.lengthOf(queries, 2)
-    assert.notInclude(queries[0].sql.toLowerCase(), 'is null')
-    for (const query of queries) {
-      const plan = await explain(db, query.sql, query.bindings)
-      assert.isTrue(seeksIndex(dialect(), plan), `${query.sql}\n${plan.join('\n')}`)
-    }
+    // One statement: the values branch, then the NULL block as a branch of its own
+    assert.lengthOf(queries, 1)
+    const [values, nulls] = queries[0].sql.split(/ union all /i)
+    assert.equal(branchCount(queries[0].sql), 2)
+    assert.notInclude(values.toLowerCase(), 'is null')
+    assert.include(nulls.toLowerCase(), 'is null')
+    await assertSeeks(assert, db, queries[0])
+  })
+
+  test('a page across a group boundary of a few-valued leading column is one statement seeking an index per branch', async ({
+    assert,
+  }) => {
+    // 5,000 rows per status: the cursor of row 4,997 leaves 3 rows in the first group
+    const start = await orders.findPage(db.from(TABLE).offset(4_996), {
+      sort: 'status,-amount',
+      paginate: { first: 1 },
+    })
+    const queries: { sql: string; bindings: readonly unknown[] }[] = []
+    const page = await orders.findPage(
+      db.from(TABLE),
+      { sort: 'status,-amount', paginate: { first: 25, after: start.endCursor! } },
+      { onQuery: (query) => queries.push(query.toSQL()) }
+    )
+    assert.lengthOf(page.items, 25)
+    assert.deepEqual(
+      page.items.map((row) => row.status),
+      [...Array(3).fill(start.items[0].status), ...Array(22).fill(page.items[3].status)]
+    )
+    assert.notEqual(page.items[3].status, start.items[0].status)
+    assert.lengthOf(queries, 1)
+    assert.equal(branchCount(queries[0].sql), 2)
+    await assertSeeks(assert, db, queries[0])
   })
 })
