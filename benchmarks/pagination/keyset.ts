@@ -3,7 +3,8 @@
  * (BENCH_DB=sqlite,pg,mysql) and per sort shape: the keyset page at depth
  * 500,000 costs about what page 1 costs (target <= 1.5x), while Lucid's
  * `paginate` at the same depth is far slower (target >= 50x on PostgreSQL
- * and MariaDB). Prints the plan of each keyset query.
+ * and MariaDB). Prints the plan of each keyset query, and the deep page with
+ * its segments run one by one (an adapter without `combineKeysetSegments`).
  */
 import { mkdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
@@ -12,7 +13,7 @@ import { Emitter } from '@adonisjs/core/events'
 import { AppFactory } from '@adonisjs/core/factories/app'
 import { Database } from '@adonisjs/lucid/database'
 import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
-import { defineConfig, defineFilters } from '../../src/pagination/main.ts'
+import { defineConfig, defineFilters, LucidAdapter } from '../../src/pagination/main.ts'
 import { ensureOrders, explain } from '../lib/orders.ts'
 import { figure, median, printTable, sample } from '../lib/report.ts'
 
@@ -42,7 +43,14 @@ const orders = defineFilters(
 
 const SHAPES = [
   { shape: 'single column', input: { sort: '-createdAt' } as any, depth: DEPTH },
+  // The page after row 500,000 starts the third status: an empty tie, then what lies beyond it
   { shape: 'mixed directions', input: { sort: 'status,-amount' }, depth: DEPTH },
+  // Three quarters into the second status: the tie alone fills the page
+  {
+    shape: 'mixed, inside a group',
+    input: { sort: 'status,-amount' },
+    depth: Math.floor((ROWS * 7) / 16),
+  },
   { shape: 'nullable column', input: { sort: '-shippedAt' }, depth: DEPTH },
   // A quarter of the rows are paid: the walk's middle is at 125,000
   {
@@ -51,6 +59,38 @@ const SHAPES = [
     depth: Math.floor(ROWS / 8),
   },
 ]
+
+// The same runner on an adapter without `combineKeysetSegments`: a page's segments run one by one
+const lucid = new LucidAdapter()
+const sequential = orders.with({
+  adapter: {
+    getResult: (query) => lucid.getResult(query),
+    getPrimaryKey: (query) => lucid.getPrimaryKey(query),
+    applyKeysetPagination: (query, keyset, segment) =>
+      lucid.applyKeysetPagination(query, keyset, segment),
+    applyKeysetOrderAndLimit: (query, keyset, limit, segment) =>
+      lucid.applyKeysetOrderAndLimit(query, keyset, limit, segment),
+  },
+})
+
+/**
+ * Runs each function once per round, `runs` measured rounds after `warmup`;
+ * the durations of each function in milliseconds.
+ */
+async function interleaved(
+  fns: (() => Promise<unknown>)[],
+  { runs, warmup }: { runs: number; warmup: number }
+) {
+  const durations: number[][] = fns.map(() => [])
+  for (let round = 0; round < warmup + runs; round++) {
+    for (const [index, fn] of fns.entries()) {
+      const start = performance.now()
+      await fn()
+      if (round >= warmup) durations[index].push(performance.now() - start)
+    }
+  }
+  return durations
+}
 
 const results: Record<string, string>[] = []
 for (const which of databases) {
@@ -79,23 +119,21 @@ for (const which of databases) {
       { onQuery: (query) => queries.push(query.toSQL()) }
     )
 
-    const first = await sample(
-      () => orders.findPage(from(), { ...input, paginate: { first: PAGE } }),
-      {
-        runs: 40,
-        warmup: 5,
-      }
-    )
-    const deep = await sample(
-      () => orders.findPage(from(), { ...input, paginate: { first: PAGE, after } }),
-      { runs: 40, warmup: 5 }
+    // Interleaved, so a busy machine slows page 1 and the deep pages alike
+    const [first, deep, oneByOne] = await interleaved(
+      [
+        () => orders.findPage(from(), { ...input, paginate: { first: PAGE } }),
+        () => orders.findPage(from(), { ...input, paginate: { first: PAGE, after } }),
+        () => sequential.findPage(from(), { ...input, paginate: { first: PAGE, after } }),
+      ],
+      { runs: 100, warmup: 10 }
     )
     const offset = await sample(
       () => orders.findAndCount(from(), { ...input, page: depth / PAGE + 1, perPage: PAGE }),
       { runs: 3, warmup: 1 }
     )
-    const keysetFirst = median(first.durations)
-    const keysetDeep = median(deep.durations)
+    const keysetFirst = median(first)
+    const keysetDeep = median(deep)
     const offsetDeep = median(offset.durations)
     results.push({
       'db': which,
@@ -104,6 +142,7 @@ for (const which of databases) {
       'keyset p1 ms': figure(keysetFirst),
       'keyset deep ms': figure(keysetDeep),
       'deep/p1 (<= 1.5)': figure(keysetDeep / keysetFirst),
+      'one by one deep/p1': figure(median(oneByOne) / keysetFirst),
       'offset deep ms': figure(offsetDeep),
       'offset/keyset (>= 50)': figure(offsetDeep / keysetDeep),
     })

@@ -410,7 +410,7 @@ export class FilterRunner<Row = any> {
       if (rows.length > size) break
       const query = base.clone()
       if (segment) this.#adapter.applyKeysetPagination(query, effective, segment)
-      this.#adapter.applyKeysetOrderAndLimit(query, effective, size + 1 - rows.length)
+      this.#adapter.applyKeysetOrderAndLimit(query, effective, size + 1 - rows.length, segment)
       options.onQuery?.(query)
       rows = rows.concat(await this.#adapter.getResult(query))
     }

@@ -138,9 +138,17 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
   applyKeysetOrderAndLimit(
     query: LucidQuery,
     keyset: ResolvedKeysetColumn[],
-    limit: number
+    limit: number,
+    segment?: KeysetSegment | null
   ): LucidQuery {
     query.clearOrder()
+    // MariaDB sorts a whole range when the ORDER BY keeps a leading column the
+    // segment fixes (`a = x`, `a IS NULL`) before DESC parts; without it, it
+    // walks the index
+    const fixesLead =
+      dialectOf(query) === 'mysql' &&
+      keyset.length > 1 &&
+      (segment?.kind === 'tie' || segment?.kind === 'nulls' || segment?.kind === 'nullsAfter')
     let selectsColumns = query.knexQuery._statements.some(
       (statement: any) => statement.grouping === 'columns'
     )
@@ -159,7 +167,9 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
           ])
         )
       }
-      orderByColumn(query, column.column, column.direction, column.nullable)
+      if (index > 0 || !fixesLead) {
+        orderByColumn(query, column.column, column.direction, column.nullable)
+      }
     })
     return query.limit(limit)
   }
@@ -192,7 +202,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     const branches = segments.map((segment) => {
       const branch = query.clone()
       this.applyKeysetPagination(branch, keyset, segment)
-      this.applyKeysetOrderAndLimit(branch, keyset, limit)
+      this.applyKeysetOrderAndLimit(branch, keyset, limit, segment)
       return branch.toKnex()
     })
     // Knex wraps each builder binding in parentheses; SQLite takes no ORDER BY or
