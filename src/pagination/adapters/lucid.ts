@@ -114,7 +114,17 @@ function pageAlias(keyset: ResolvedKeysetColumn[]): string | null {
  * The keyset adapter for Lucid model queries and plain query builders.
  */
 export class LucidAdapter implements KeysetAdapter<LucidQuery> {
-  constructor(protected options: { primaryKey?: string } = {}) {}
+  constructor(
+    protected options: {
+      primaryKey?: string
+      /**
+       * Run the segments of a page (a tie and what lies beyond it, a NULL
+       * block) as one UNION ALL statement instead of one after the other.
+       * Off by default: see "Known limits" in docs/pagination.md
+       */
+      combineSegments?: boolean
+    } = {}
+  ) {}
 
   async getResult(query: LucidQuery) {
     return (await query) as any[]
@@ -179,8 +189,9 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
    * own ORDER BY and LIMIT (so it stays an index range seek), the branches
    * joined with UNION ALL in a derived table named like the source table,
    * ordered and limited again outside. Model queries keep their preloads and
-   * hydration; the precise date columns pass through. Joins, groups, unions,
-   * CTEs and locks are left to sequential segments (null).
+   * hydration; the precise date columns pass through. Null (segments one
+   * after the other) unless `combineSegments` is on, and for queries with
+   * joins, groups, unions, CTEs or locks.
    */
   combineKeysetSegments(
     query: LucidQuery,
@@ -191,6 +202,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     const knexQuery = query.knexQuery
     const alias = pageAlias(keyset)
     if (
+      !this.options.combineSegments ||
       !alias ||
       knexQuery?._single?.lock ||
       !knexQuery?._statements?.every((statement: any) =>
