@@ -4,7 +4,7 @@
  * 500,000 costs about what page 1 costs (target <= 1.5x), while Lucid's
  * `paginate` at the same depth is far slower (target >= 50x on PostgreSQL
  * and MariaDB). Prints the plan of each keyset query, and the deep page with
- * its segments run one by one (an adapter without `combineKeysetSegments`).
+ * its segments in one UNION ALL statement (`combineSegments`) beside it.
  */
 import { mkdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
@@ -60,18 +60,8 @@ const SHAPES = [
   },
 ]
 
-// The same runner on an adapter without `combineKeysetSegments`: a page's segments run one by one
-const lucid = new LucidAdapter()
-const sequential = orders.with({
-  adapter: {
-    getResult: (query) => lucid.getResult(query),
-    getPrimaryKey: (query) => lucid.getPrimaryKey(query),
-    applyKeysetPagination: (query, keyset, segment) =>
-      lucid.applyKeysetPagination(query, keyset, segment),
-    applyKeysetOrderAndLimit: (query, keyset, limit, segment) =>
-      lucid.applyKeysetOrderAndLimit(query, keyset, limit, segment),
-  },
-})
+// The same runner with a page's segments in one UNION ALL statement (opt-in)
+const combined = orders.with({ adapter: new LucidAdapter({ combineSegments: true }) })
 
 /**
  * Runs each function once per round, `runs` measured rounds after `warmup`;
@@ -119,12 +109,18 @@ for (const which of databases) {
       { onQuery: (query) => queries.push(query.toSQL()) }
     )
 
+    await combined.findPage(
+      from(),
+      { ...input, paginate: { first: PAGE, after } },
+      { onQuery: (query) => queries.push({ ...query.toSQL(), combined: true }) }
+    )
+
     // Interleaved, so a busy machine slows page 1 and the deep pages alike
-    const [first, deep, oneByOne] = await interleaved(
+    const [first, deep, deepCombined] = await interleaved(
       [
         () => orders.findPage(from(), { ...input, paginate: { first: PAGE } }),
         () => orders.findPage(from(), { ...input, paginate: { first: PAGE, after } }),
-        () => sequential.findPage(from(), { ...input, paginate: { first: PAGE, after } }),
+        () => combined.findPage(from(), { ...input, paginate: { first: PAGE, after } }),
       ],
       { runs: 100, warmup: 10 }
     )
@@ -142,14 +138,15 @@ for (const which of databases) {
       'keyset p1 ms': figure(keysetFirst),
       'keyset deep ms': figure(keysetDeep),
       'deep/p1 (<= 1.5)': figure(keysetDeep / keysetFirst),
-      'one by one deep/p1': figure(median(oneByOne) / keysetFirst),
+      'combined deep/p1': figure(median(deepCombined) / keysetFirst),
       'offset deep ms': figure(offsetDeep),
       'offset/keyset (>= 50)': figure(offsetDeep / keysetDeep),
     })
 
     console.log(`\n[${which}] ${shape}: keyset query at depth ${depth.toLocaleString('en-US')}`)
     for (const query of queries) {
-      console.log(`  ${query.sql}`)
+      if (query.combined && queries.length === 2 && !/ union all /i.test(query.sql)) continue
+      console.log(`  ${query.combined ? '(combined) ' : ''}${query.sql}`)
       for (const line of await explain(db, query.sql, query.bindings)) console.log(`    ${line}`)
     }
   }
