@@ -392,7 +392,8 @@ export class FilterRunner<Row = any> {
     const effective = backward ? reverseKeyset(keyset) : keyset
     let rows: any[] = []
     const segments = planSegments(effective, values)
-    // Several segments (a tie and what lies beyond it, a NULL block) go in one statement
+    // Several segments (a tie and what lies beyond it, a NULL block) in one statement, when the
+    // adapter combines them; otherwise one after the other
     const combined =
       segments.length > 1 && typeof adapter.combineKeysetSegments === 'function'
         ? (this.#adapter.combineKeysetSegments!(
