@@ -158,3 +158,50 @@ export function seeksIndex(which: DialectName, plan: string[]) {
   if (which === 'mysql') return plan.some((line) => / type=range /.test(line))
   return plan.some((line) => /^SEARCH .* USING (COVERING )?INDEX/.test(line))
 }
+
+/**
+ * Whether every read of `table` in a plan seeks an index range, and there are
+ * at least `branches` of them (one per UNION ALL branch of a combined keyset
+ * page): on PostgreSQL each scan node on the table carries an `Index Cond`
+ * (on itself or its bitmap index scans), on MariaDB each row of the table is
+ * `range`, on SQLite each access is `SEARCH ... USING INDEX`.
+ */
+export function seeksIndexInEveryBranch(
+  which: DialectName,
+  plan: string[],
+  table: string,
+  branches: number
+) {
+  const reads: boolean[] = []
+  if (which === 'mysql') {
+    for (const line of plan) {
+      if (line.startsWith(`table=${table} `)) reads.push(/ type=range /.test(line))
+    }
+  } else if (which === 'sqlite') {
+    for (const line of plan) {
+      if (new RegExp(`^(SEARCH|SCAN) ${table}\\b`).test(line)) {
+        reads.push(/^SEARCH .* USING (COVERING )?INDEX/.test(line))
+      }
+    }
+  } else {
+    const node = new RegExp(`(Scan|Scan Backward)( using \\S+)? on ${table}\\b`)
+    const indent = (line: string) => line.search(/\S/)
+    plan.forEach((line, index) => {
+      if (!node.test(line) || line.includes('Bitmap Index Scan')) return
+      let seeks = false
+      for (const next of plan.slice(index + 1)) {
+        if (indent(next) <= indent(line)) break
+        if (next.includes('Index Cond')) seeks = true
+      }
+      reads.push(seeks)
+    })
+  }
+  return reads.length >= branches && reads.every(Boolean)
+}
+
+/**
+ * How many UNION ALL branches a keyset statement has (1 when it has none).
+ */
+export function branchCount(sql: string) {
+  return sql.toLowerCase().split(' union all ').length
+}

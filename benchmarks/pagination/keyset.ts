@@ -3,7 +3,8 @@
  * (BENCH_DB=sqlite,pg,mysql) and per sort shape: the keyset page at depth
  * 500,000 costs about what page 1 costs (target <= 1.5x), while Lucid's
  * `paginate` at the same depth is far slower (target >= 50x on PostgreSQL
- * and MariaDB). Prints the plan of each keyset query.
+ * and MariaDB). Prints the plan of each keyset query, and the deep page with
+ * its segments in one UNION ALL statement (`combineSegments`) beside it.
  */
 import { mkdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
@@ -12,7 +13,7 @@ import { Emitter } from '@adonisjs/core/events'
 import { AppFactory } from '@adonisjs/core/factories/app'
 import { Database } from '@adonisjs/lucid/database'
 import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
-import { defineConfig, defineFilters } from '../../src/pagination/main.ts'
+import { defineConfig, defineFilters, LucidAdapter } from '../../src/pagination/main.ts'
 import { ensureOrders, explain } from '../lib/orders.ts'
 import { figure, median, printTable, sample } from '../lib/report.ts'
 
@@ -42,7 +43,14 @@ const orders = defineFilters(
 
 const SHAPES = [
   { shape: 'single column', input: { sort: '-createdAt' } as any, depth: DEPTH },
+  // The page after row 500,000 starts the third status: an empty tie, then what lies beyond it
   { shape: 'mixed directions', input: { sort: 'status,-amount' }, depth: DEPTH },
+  // Three quarters into the second status: the tie alone fills the page
+  {
+    shape: 'mixed, inside a group',
+    input: { sort: 'status,-amount' },
+    depth: Math.floor((ROWS * 7) / 16),
+  },
   { shape: 'nullable column', input: { sort: '-shippedAt' }, depth: DEPTH },
   // A quarter of the rows are paid: the walk's middle is at 125,000
   {
@@ -51,6 +59,28 @@ const SHAPES = [
     depth: Math.floor(ROWS / 8),
   },
 ]
+
+// The same runner with a page's segments in one UNION ALL statement (opt-in)
+const combined = orders.with({ adapter: new LucidAdapter({ combineSegments: true }) })
+
+/**
+ * Runs each function once per round, `runs` measured rounds after `warmup`;
+ * the durations of each function in milliseconds.
+ */
+async function interleaved(
+  fns: (() => Promise<unknown>)[],
+  { runs, warmup }: { runs: number; warmup: number }
+) {
+  const durations: number[][] = fns.map(() => [])
+  for (let round = 0; round < warmup + runs; round++) {
+    for (const [index, fn] of fns.entries()) {
+      const start = performance.now()
+      await fn()
+      if (round >= warmup) durations[index].push(performance.now() - start)
+    }
+  }
+  return durations
+}
 
 const results: Record<string, string>[] = []
 for (const which of databases) {
@@ -79,23 +109,27 @@ for (const which of databases) {
       { onQuery: (query) => queries.push(query.toSQL()) }
     )
 
-    const first = await sample(
-      () => orders.findPage(from(), { ...input, paginate: { first: PAGE } }),
-      {
-        runs: 40,
-        warmup: 5,
-      }
+    await combined.findPage(
+      from(),
+      { ...input, paginate: { first: PAGE, after } },
+      { onQuery: (query) => queries.push({ ...query.toSQL(), combined: true }) }
     )
-    const deep = await sample(
-      () => orders.findPage(from(), { ...input, paginate: { first: PAGE, after } }),
-      { runs: 40, warmup: 5 }
+
+    // Interleaved, so a busy machine slows page 1 and the deep pages alike
+    const [first, deep, deepCombined] = await interleaved(
+      [
+        () => orders.findPage(from(), { ...input, paginate: { first: PAGE } }),
+        () => orders.findPage(from(), { ...input, paginate: { first: PAGE, after } }),
+        () => combined.findPage(from(), { ...input, paginate: { first: PAGE, after } }),
+      ],
+      { runs: 100, warmup: 10 }
     )
     const offset = await sample(
       () => orders.findAndCount(from(), { ...input, page: depth / PAGE + 1, perPage: PAGE }),
       { runs: 3, warmup: 1 }
     )
-    const keysetFirst = median(first.durations)
-    const keysetDeep = median(deep.durations)
+    const keysetFirst = median(first)
+    const keysetDeep = median(deep)
     const offsetDeep = median(offset.durations)
     results.push({
       'db': which,
@@ -104,13 +138,15 @@ for (const which of databases) {
       'keyset p1 ms': figure(keysetFirst),
       'keyset deep ms': figure(keysetDeep),
       'deep/p1 (<= 1.5)': figure(keysetDeep / keysetFirst),
+      'combined deep/p1': figure(median(deepCombined) / keysetFirst),
       'offset deep ms': figure(offsetDeep),
       'offset/keyset (>= 50)': figure(offsetDeep / keysetDeep),
     })
 
     console.log(`\n[${which}] ${shape}: keyset query at depth ${depth.toLocaleString('en-US')}`)
     for (const query of queries) {
-      console.log(`  ${query.sql}`)
+      if (query.combined && queries.length === 2 && !/ union all /i.test(query.sql)) continue
+      console.log(`  ${query.combined ? '(combined) ' : ''}${query.sql}`)
       for (const line of await explain(db, query.sql, query.bindings)) console.log(`    ${line}`)
     }
   }

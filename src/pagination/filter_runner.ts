@@ -28,6 +28,7 @@ import type {
   FilterDefinition,
   FilterInput,
   KeysetAdapter,
+  KeysetSegment,
   NormalizedInput,
   OffsetPage,
   PageOptions,
@@ -390,11 +391,27 @@ export class FilterRunner<Row = any> {
 
     const effective = backward ? reverseKeyset(keyset) : keyset
     let rows: any[] = []
-    for (const segment of planSegments(effective, values)) {
+    const segments = planSegments(effective, values)
+    // Several segments (a tie and what lies beyond it, a NULL block) in one statement, when the
+    // adapter combines them; otherwise one after the other
+    const combined =
+      segments.length > 1 && typeof adapter.combineKeysetSegments === 'function'
+        ? (this.#adapter.combineKeysetSegments!(
+            base.clone(),
+            effective,
+            segments as KeysetSegment[],
+            size + 1
+          ) ?? null)
+        : null
+    if (combined) {
+      options.onQuery?.(combined)
+      rows = await this.#adapter.getResult(combined)
+    }
+    for (const segment of combined ? [] : segments) {
       if (rows.length > size) break
       const query = base.clone()
       if (segment) this.#adapter.applyKeysetPagination(query, effective, segment)
-      this.#adapter.applyKeysetOrderAndLimit(query, effective, size + 1 - rows.length)
+      this.#adapter.applyKeysetOrderAndLimit(query, effective, size + 1 - rows.length, segment)
       options.onQuery?.(query)
       rows = rows.concat(await this.#adapter.getResult(query))
     }

@@ -230,6 +230,26 @@ export interface KeysetAdapter<Query = any, Row = any> {
   getPrimaryKey(query: Query): string
   /** Restricts the query to one segment of the keyset order */
   applyKeysetPagination(query: Query, keyset: ResolvedKeysetColumn[], segment: KeysetSegment): Query
-  /** Orders by the keyset and limits the rows */
-  applyKeysetOrderAndLimit(query: Query, keyset: ResolvedKeysetColumn[], limit: number): Query
+  /**
+   * Orders by the keyset and limits the rows; `segment` (when given) is the
+   * segment the query was restricted to, for orderings that depend on it
+   */
+  applyKeysetOrderAndLimit(
+    query: Query,
+    keyset: ResolvedKeysetColumn[],
+    limit: number,
+    segment?: KeysetSegment | null
+  ): Query
+  /**
+   * Optional: one query covering several segments of a page (in keyset order),
+   * ordered by the keyset and limited to `limit` rows, so a page is one round
+   * trip. Return null when this query cannot be combined; `findPage` then runs
+   * the segments one after the other, as it does for adapters without it.
+   */
+  combineKeysetSegments?(
+    query: Query,
+    keyset: ResolvedKeysetColumn[],
+    segments: KeysetSegment[],
+    limit: number
+  ): Query | null
 }

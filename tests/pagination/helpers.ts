@@ -159,3 +159,30 @@ export async function dropSchema(db: Database) {
   await db.connection().schema.dropTableIfExists('pg_test_orders')
   await db.connection().schema.dropTableIfExists('pg_test_customers')
 }
+
+function orderBy(order: [string, 'asc' | 'desc', boolean?][]) {
+  return order
+    .map(([name, direction, nullable]) =>
+      nullable && dialect() === 'pg'
+        ? `${name} ${direction} nulls ${direction === 'asc' ? 'first' : 'last'}`
+        : `${name} ${direction}`
+    )
+    .join(', ')
+}
+
+/**
+ * The ids of pg_test_orders in a plain ORDER BY (NULLs smallest on every
+ * dialect), optionally with `amount >= filter.amount.gte`.
+ */
+export async function expectedIds(
+  db: Database,
+  order: [string, 'asc' | 'desc', boolean?][],
+  filter?: any
+) {
+  const where = filter ? `where amount >= ${Number(filter.amount.gte)}` : ''
+  const result = await db.rawQuery(
+    `select id from pg_test_orders ${where} order by ${orderBy(order)}`
+  )
+  const rows = dialect() === 'pg' ? result.rows : dialect() === 'mysql' ? result[0] : result
+  return rows.map((row: any) => Number(row.id))
+}

@@ -2,8 +2,14 @@ import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
 import { BaseModel } from '@adonisjs/lucid/orm'
 import { defineConfig, defineFilters, type CursorPage } from '../../src/pagination/main.ts'
-import { dialect } from '../helpers.ts'
-import { ROWS, PgTestOrder, createSchema, dropSchema, openDatabase } from './helpers.ts'
+import {
+  ROWS,
+  PgTestOrder,
+  createSchema,
+  dropSchema,
+  expectedIds,
+  openDatabase,
+} from './helpers.ts'
 
 const orders = defineFilters(PgTestOrder, {
   fields: {
@@ -92,29 +98,6 @@ const SHAPES: { sort: string; order: [string, 'asc' | 'desc', boolean?][]; filte
     filter: { amount: { gte: '100' } },
   },
 ]
-
-function orderBy(order: [string, 'asc' | 'desc', boolean?][]) {
-  return order
-    .map(([column, direction, nullable]) =>
-      nullable && dialect() === 'pg'
-        ? `${column} ${direction} nulls ${direction === 'asc' ? 'first' : 'last'}`
-        : `${column} ${direction}`
-    )
-    .join(', ')
-}
-
-async function expectedIds(
-  db: Database,
-  order: [string, 'asc' | 'desc', boolean?][],
-  filter?: any
-) {
-  const where = filter ? `where amount >= ${Number(filter.amount.gte)}` : ''
-  const result = await db.rawQuery(
-    `select id from pg_test_orders ${where} order by ${orderBy(order)}`
-  )
-  const rows = dialect() === 'pg' ? result.rows : dialect() === 'mysql' ? result[0] : result
-  return rows.map((row: any) => Number(row.id))
-}
 
 const ids = (page: CursorPage<PgTestOrder>) => page.items.map((order) => Number(order.id))
 

@@ -1,11 +1,33 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
-import { defineConfig, defineFilters } from '../../src/pagination/main.ts'
+import { defineConfig, defineFilters, LucidAdapter } from '../../src/pagination/main.ts'
 import { dialect } from '../helpers.ts'
-import { dropOrders, ensureOrders, explain, seeksIndex } from '../../benchmarks/lib/orders.ts'
+import {
+  branchCount,
+  dropOrders,
+  ensureOrders,
+  explain,
+  seeksIndexInEveryBranch,
+} from '../../benchmarks/lib/orders.ts'
 import { openDatabase } from './helpers.ts'
 
 const PREFIX = 'pg_test_plan_'
+const TABLE = `${PREFIX}orders`
+
+/**
+ * Asserts a keyset statement seeks an index in each of its UNION ALL branches.
+ */
+async function assertSeeks(
+  assert: any,
+  db: Database,
+  query: { sql: string; bindings: readonly unknown[] }
+) {
+  const plan = await explain(db, query.sql, query.bindings)
+  assert.isTrue(
+    seeksIndexInEveryBranch(dialect(), plan, TABLE, branchCount(query.sql)),
+    `${query.sql}\n${plan.join('\n')}`
+  )
+}
 
 const orders = defineFilters(
   { table: `${PREFIX}orders` },
@@ -19,6 +41,14 @@ const orders = defineFilters(
     sortable: ['createdAt', 'shippedAt', 'status', 'amount'],
   }
 ).with({ config: defineConfig({}) })
+
+/** The same runner with a page's segments in one UNION ALL statement */
+const combined = orders.with({ adapter: new LucidAdapter({ combineSegments: true }) })
+
+const MODES = [
+  { label: '', runner: orders },
+  { label: ' (segments as one statement)', runner: combined },
+]
 
 const SHAPES = [
   { name: 'single column', input: { sort: '-createdAt' } },
@@ -39,57 +69,101 @@ test.group('Keyset query plans', (group) => {
     }
   })
 
-  for (const shape of SHAPES) {
-    test(`the keyset query for a ${shape.name} sort seeks an index`, async ({ assert }) => {
-      // Deep in the walk: the cursor of row 8,000 (and of the last non-NULL row for nullable sorts)
-      const start = await orders.findPage(db.from(`${PREFIX}orders`).offset(7_999), {
-        ...shape.input,
-        paginate: { first: 1 },
-      })
-      const queries: { sql: string; bindings: readonly unknown[] }[] = []
-      const page = await orders.findPage(
-        db.from(`${PREFIX}orders`),
-        { ...shape.input, paginate: { first: 25, after: start.endCursor! } },
-        { onQuery: (query) => queries.push(query.toSQL()) }
-      )
-      assert.lengthOf(page.items, 25)
-      assert.isAtLeast(queries.length, 1)
-      for (const query of queries) {
-        assert.notMatch(
-          query.sql,
-          /\(\s*[`"]?\w+[`"]?\s*,\s*[`"]?\w+[`"]?\s*\)\s*[<>]/,
-          'no row values'
+  for (const { label, runner } of MODES) {
+    for (const shape of SHAPES) {
+      test(`the keyset query for a ${shape.name} sort seeks an index${label}`, async ({
+        assert,
+      }) => {
+        // Deep in the walk: the cursor of row 8,000 (and of the last non-NULL row for nullable sorts)
+        const start = await orders.findPage(db.from(TABLE).offset(7_999), {
+          ...shape.input,
+          paginate: { first: 1 },
+        })
+        const queries: { sql: string; bindings: readonly unknown[] }[] = []
+        const page = await runner.findPage(
+          db.from(TABLE),
+          { ...shape.input, paginate: { first: 25, after: start.endCursor! } },
+          { onQuery: (query) => queries.push(query.toSQL()) }
         )
-        const plan = await explain(db, query.sql, query.bindings)
-        assert.isTrue(seeksIndex(dialect(), plan), `${query.sql}\n${plan.join('\n')}`)
-      }
+        assert.lengthOf(page.items, 25)
+        assert.isAtLeast(queries.length, 1)
+        for (const query of queries) {
+          assert.notMatch(
+            query.sql,
+            /\(\s*[`"]?\w+[`"]?\s*,\s*[`"]?\w+[`"]?\s*\)\s*[<>]/,
+            'no row values'
+          )
+          await assertSeeks(assert, db, query)
+        }
+      })
+    }
+  }
+
+  /**
+   * The statements of the page after the cursor of row `offset + 1`.
+   */
+  async function pageAfter(runner: typeof orders, sort: string, offset: number, first: number) {
+    const start = await orders.findPage(db.from(TABLE).offset(offset), {
+      sort,
+      paginate: { first: 1 },
     })
+    const queries: { sql: string; bindings: readonly unknown[] }[] = []
+    const page = await runner.findPage(
+      db.from(TABLE),
+      { sort, paginate: { first, after: start.endCursor! } },
+      { onQuery: (query) => queries.push(query.toSQL()) }
+    )
+    return { start, page, queries }
+  }
+
+  async function nonNullRows() {
+    const [counted] = await db.from(TABLE).whereNotNull('shipped_at').count('* as total')
+    return Number(counted.total)
   }
 
   test('the NULL block of a nullable sort is its own index seek', async ({ assert }) => {
     // Walking -shippedAt past the last non-NULL value continues into the NULL block
-    const [counted] = await db
-      .from(`${PREFIX}orders`)
-      .whereNotNull('shipped_at')
-      .count('* as total')
-    const nonNull = Number(counted.total)
-    const start = await orders.findPage(db.from(`${PREFIX}orders`).offset(nonNull - 3), {
-      sort: '-shippedAt',
-      paginate: { first: 1 },
-    })
-    const queries: { sql: string; bindings: readonly unknown[] }[] = []
-    const page = await orders.findPage(
-      db.from(`${PREFIX}orders`),
-      { sort: '-shippedAt', paginate: { first: 10, after: start.endCursor! } },
-      { onQuery: (query) => queries.push(query.toSQL()) }
-    )
+    const { page, queries } = await pageAfter(orders, '-shippedAt', (await nonNullRows()) - 3, 10)
     assert.lengthOf(page.items, 10)
     assert.equal(page.items.filter((row) => row.shipped_at === null).length, 8)
     assert.lengthOf(queries, 2)
     assert.notInclude(queries[0].sql.toLowerCase(), 'is null')
-    for (const query of queries) {
-      const plan = await explain(db, query.sql, query.bindings)
-      assert.isTrue(seeksIndex(dialect(), plan), `${query.sql}\n${plan.join('\n')}`)
-    }
+    for (const query of queries) await assertSeeks(assert, db, query)
   })
+
+  test('the NULL block of a nullable sort is its own branch of the combined statement', async ({
+    assert,
+  }) => {
+    const { page, queries } = await pageAfter(combined, '-shippedAt', (await nonNullRows()) - 3, 10)
+    assert.lengthOf(page.items, 10)
+    assert.equal(page.items.filter((row) => row.shipped_at === null).length, 8)
+    assert.lengthOf(queries, 1)
+    const [values, nulls] = queries[0].sql.split(/ union all /i)
+    assert.equal(branchCount(queries[0].sql), 2)
+    assert.notInclude(values.toLowerCase(), 'is null')
+    assert.include(nulls.toLowerCase(), 'is null')
+    await assertSeeks(assert, db, queries[0])
+  })
+
+  for (const { label, runner } of MODES) {
+    test(`a page across a group boundary of a few-valued leading column seeks an index per segment${label}`, async ({
+      assert,
+    }) => {
+      // 5,000 rows per status: the cursor of row 4,997 leaves 3 rows in the first group
+      const { start, page, queries } = await pageAfter(runner, 'status,-amount', 4_996, 25)
+      assert.lengthOf(page.items, 25)
+      assert.notEqual(page.items[3].status, start.items[0].status)
+      assert.deepEqual(
+        page.items.map((row) => row.status),
+        [...Array(3).fill(start.items[0].status), ...Array(22).fill(page.items[3].status)]
+      )
+      if (runner === combined) {
+        assert.lengthOf(queries, 1)
+        assert.equal(branchCount(queries[0].sql), 2)
+      } else {
+        assert.lengthOf(queries, 2)
+      }
+      for (const query of queries) await assertSeeks(assert, db, query)
+    })
+  }
 })

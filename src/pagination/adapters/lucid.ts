@@ -89,11 +89,42 @@ function preciseCast(query: LucidQuery) {
   return 'CAST(?? AS TEXT)'
 }
 
+/** Statements a query may hold and still be split into UNION ALL branches */
+const COMBINABLE_GROUPINGS = new Set(['where', 'columns', 'order'])
+
+/**
+ * The name the combined page's derived table takes: the table the keyset
+ * columns are qualified with (so `orders.status` still resolves outside the
+ * branches), `atrium_page` when none is, null when they disagree.
+ */
+function pageAlias(keyset: ResolvedKeysetColumn[]): string | null {
+  const qualifiers = new Set(
+    keyset.map(({ column }) => {
+      const dot = column.lastIndexOf('.')
+      return dot === -1 ? '' : column.slice(0, dot)
+    })
+  )
+  if (qualifiers.size !== 1) return null
+  const [qualifier] = qualifiers
+  if (qualifier === '') return 'atrium_page'
+  return qualifier.includes('.') ? null : qualifier
+}
+
 /**
  * The keyset adapter for Lucid model queries and plain query builders.
  */
 export class LucidAdapter implements KeysetAdapter<LucidQuery> {
-  constructor(protected options: { primaryKey?: string } = {}) {}
+  constructor(
+    protected options: {
+      primaryKey?: string
+      /**
+       * Run the segments of a page (a tie and what lies beyond it, a NULL
+       * block) as one UNION ALL statement instead of one after the other.
+       * Off by default: see "Known limits" in docs/pagination.md
+       */
+      combineSegments?: boolean
+    } = {}
+  ) {}
 
   async getResult(query: LucidQuery) {
     return (await query) as any[]
@@ -117,9 +148,17 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
   applyKeysetOrderAndLimit(
     query: LucidQuery,
     keyset: ResolvedKeysetColumn[],
-    limit: number
+    limit: number,
+    segment?: KeysetSegment | null
   ): LucidQuery {
     query.clearOrder()
+    // MariaDB sorts a whole range when the ORDER BY keeps a leading column the
+    // segment fixes (`a = x`, `a IS NULL`) before DESC parts; without it, it
+    // walks the index
+    const fixesLead =
+      dialectOf(query) === 'mysql' &&
+      keyset.length > 1 &&
+      (segment?.kind === 'tie' || segment?.kind === 'nulls' || segment?.kind === 'nullsAfter')
     let selectsColumns = query.knexQuery._statements.some(
       (statement: any) => statement.grouping === 'columns'
     )
@@ -138,8 +177,55 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
           ])
         )
       }
-      orderByColumn(query, column.column, column.direction, column.nullable)
+      if (index > 0 || !fixesLead) {
+        orderByColumn(query, column.column, column.direction, column.nullable)
+      }
     })
     return query.limit(limit)
+  }
+
+  /**
+   * The segments of one page as one statement: each segment a branch with its
+   * own ORDER BY and LIMIT (so it stays an index range seek), the branches
+   * joined with UNION ALL in a derived table named like the source table,
+   * ordered and limited again outside. Model queries keep their preloads and
+   * hydration; the precise date columns pass through. Null (segments one
+   * after the other) unless `combineSegments` is on, and for queries with
+   * joins, groups, unions, CTEs or locks.
+   */
+  combineKeysetSegments(
+    query: LucidQuery,
+    keyset: ResolvedKeysetColumn[],
+    segments: KeysetSegment[],
+    limit: number
+  ): LucidQuery | null {
+    const knexQuery = query.knexQuery
+    const alias = pageAlias(keyset)
+    if (
+      !this.options.combineSegments ||
+      !alias ||
+      knexQuery?._single?.lock ||
+      !knexQuery?._statements?.every((statement: any) =>
+        COMBINABLE_GROUPINGS.has(statement.grouping)
+      )
+    ) {
+      return null
+    }
+    const branches = segments.map((segment) => {
+      const branch = query.clone()
+      this.applyKeysetPagination(branch, keyset, segment)
+      this.applyKeysetOrderAndLimit(branch, keyset, limit, segment)
+      return branch.toKnex()
+    })
+    // Knex wraps each builder binding in parentheses; SQLite takes no ORDER BY or
+    // LIMIT in a compound member, so there each branch is a subquery of its own
+    const member = isSqlite(query) ? 'select * from ?' : '?'
+    const union = branches.map(() => member).join(' union all ')
+    const page = query.clone().clearWhere().clearSelect().clearOrder().clearLimit().clearOffset()
+    page.knexQuery.from(query.client.knexRawQuery(`(${union}) as ??`, [...branches, alias]))
+    for (const column of keyset) {
+      orderByColumn(page, column.column, column.direction, column.nullable)
+    }
+    return page.limit(limit)
   }
 }
