@@ -11,6 +11,9 @@ import type {
 } from '../../src/collaboration/types.ts'
 import type { CollaborationManager } from '../../src/collaboration/manager.ts'
 
+// y-websocket's Node client adds a process "exit" listener per provider; tests open up to 20 at once
+process.setMaxListeners(50)
+
 export const SECRET = 'collab-test-secret'
 
 export const allow = { canRead: true, canWrite: true, canComment: true }
