@@ -11,7 +11,7 @@ import {
   CollabNotFoundError,
   CollabTokenSecretMissingError,
 } from './errors.ts'
-import { reportCollaborationError } from './observability.ts'
+import { reportCollaborationError, warnCollaboration } from './observability.ts'
 import type { PresenceRoster } from './presence.ts'
 import { resolveTokenSecret, verifyCollabToken } from './tokens.ts'
 import type { CollabEngine, CollabSession } from './engines/engine.ts'
@@ -213,14 +213,14 @@ export class CollaborationManager {
     )
     for (const pattern of Object.keys(config.documents)) {
       if (!pattern.includes(':')) {
-        console.warn(
-          `[atrium] collaboration document pattern "${pattern}" has no ":segment": it matches exactly one document`
+        warnCollaboration(
+          `collaboration document pattern "${pattern}" has no ":segment": it matches exactly one document`
         )
       }
     }
     if (config.storageIsDefault && process.env.NODE_ENV !== 'test') {
-      console.warn(
-        '[atrium] collaboration uses in-memory storage: every document is lost on restart. Set "storage" in config/collaboration.ts'
+      warnCollaboration(
+        'collaboration uses in-memory storage: every document is lost on restart. Set "storage" in config/collaboration.ts'
       )
     }
     return manager

@@ -18,6 +18,7 @@ collaborationEvents.setMaxListeners(0)
  */
 export interface CollaborationLogger {
   error(payload: unknown, message?: string): void
+  warn?(message: string): void
 }
 
 let logger: CollaborationLogger | undefined
@@ -58,5 +59,17 @@ export function reportCollaborationError(event: CollabErrorEvent): void {
     }
   } catch {
     // a listener that throws must not break the code path that reported
+  }
+}
+
+/**
+ * A boot-time warning about the configuration: through the logger when one
+ * is set, else the console.
+ */
+export function warnCollaboration(message: string): void {
+  if (logger?.warn) {
+    logger.warn(message)
+  } else {
+    console.warn(`[atrium] ${message}`)
   }
 }
