@@ -734,12 +734,7 @@ export class LucidWebhookStore implements WebhookStore {
   async #insertNewPayment(event: WebhookEvent<PaymentWebhookData>): Promise<boolean> {
     const data = event.data
     const now = new Date()
-    const status: PaymentStatus =
-      event.type === 'payment.succeeded'
-        ? 'paid'
-        : event.type === 'payment.failed'
-          ? 'failed'
-          : 'refunded'
+    const status = newPaymentStatus(event.type)
     const amount = data.amount ?? 0
     const sqlite =
       this.client.dialect.name === 'better-sqlite3' || this.client.dialect.name === 'sqlite3'
@@ -768,33 +763,42 @@ export class LucidWebhookStore implements WebhookStore {
     now: Date
   ) {
     const data = event.data
-    const provider = event.provider
+    const refundsSoFar = client.raw(
+      `(select coalesce(sum(amount), 0) from ${TABLES.refunds} where provider = ? and payment_id = ?)`,
+      [event.provider, data.paymentId]
+    )
     return client
       .table(TABLES.payments)
-      .insert({
-        provider,
-        payment_id: data.paymentId,
-        status,
-        amount,
-        currency: data.currency ?? null,
-        refunded_amount:
-          status === 'refunded'
-            ? (data.refundedAmount ?? amount)
-            : client.raw(
-                `(select coalesce(sum(amount), 0) from ${TABLES.refunds} where provider = ? and payment_id = ?)`,
-                [provider, data.paymentId]
-              ),
-        customer_id: data.customerId ?? null,
-        paid_at:
-          status === 'paid' ? (toDate(data.paidAt) ?? toDate(event.occurredAt) ?? now) : null,
-        ...(this.#hasExternalReference
-          ? { external_reference: data.externalReference ?? null }
-          : {}),
-        created_at: now,
-        updated_at: now,
-      })
+      .insert(this.#newPaymentRow(event, status, amount, refundsSoFar, now))
       .onConflict(['provider', 'payment_id'])
       .ignore()
+  }
+
+  /**
+   * The row of a payment seen for the first time; a whole refund counts the
+   * whole charge, otherwise the refunds recorded before it (out of order).
+   */
+  #newPaymentRow(
+    event: WebhookEvent<PaymentWebhookData>,
+    status: PaymentStatus,
+    amount: number,
+    priorRefunds: unknown,
+    now: Date
+  ) {
+    const data = event.data
+    return {
+      provider: event.provider,
+      payment_id: data.paymentId,
+      status,
+      amount,
+      currency: data.currency ?? null,
+      refunded_amount: status === 'refunded' ? (data.refundedAmount ?? amount) : priorRefunds,
+      customer_id: data.customerId ?? null,
+      paid_at: status === 'paid' ? (toDate(data.paidAt) ?? toDate(event.occurredAt) ?? now) : null,
+      ...(this.#hasExternalReference ? { external_reference: data.externalReference ?? null } : {}),
+      created_at: now,
+      updated_at: now,
+    }
   }
 
   async #syncPayment(
@@ -817,32 +821,11 @@ export class LucidWebhookStore implements WebhookStore {
       if (event.type === 'payment.updated') {
         return { type: event.type }
       }
-      const status: PaymentStatus =
-        event.type === 'payment.succeeded'
-          ? 'paid'
-          : event.type === 'payment.failed'
-            ? 'failed'
-            : 'refunded'
+      const status = newPaymentStatus(event.type)
       const priorRefunds = refundsTotal ?? (await this.#refundTotal(trx, provider, data.paymentId))
-      const amount = data.amount ?? 0
       await trx
         .table(TABLES.payments)
-        .insert({
-          provider,
-          payment_id: data.paymentId,
-          status,
-          amount,
-          currency: data.currency ?? null,
-          refunded_amount: status === 'refunded' ? (data.refundedAmount ?? amount) : priorRefunds,
-          customer_id: data.customerId ?? null,
-          paid_at:
-            status === 'paid' ? (toDate(data.paidAt) ?? toDate(event.occurredAt) ?? now) : null,
-          ...(this.#hasExternalReference
-            ? { external_reference: data.externalReference ?? null }
-            : {}),
-          created_at: now,
-          updated_at: now,
-        })
+        .insert(this.#newPaymentRow(event, status, data.amount ?? 0, priorRefunds, now))
         .onConflict(['provider', 'payment_id'])
         .ignore()
       row = await this.#lock(trx, TABLES.payments, { provider, payment_id: data.paymentId })
