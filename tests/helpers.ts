@@ -264,7 +264,10 @@ export const PACKAGE_ENTRY = new URL('../index.ts', import.meta.url).href
 export async function setupConsoleApp(fs: FileSystem) {
   await fs.create('.env', '')
   await fs.create('tsconfig.json', '{}')
-  await fs.create('adonisrc.ts', `export default defineConfig({})`)
+  await fs.create(
+    'adonisrc.ts',
+    `import { defineConfig } from '@adonisjs/core/app'\nexport default defineConfig({})`
+  )
   await fs.create(
     'start/env.ts',
     `import { Env } from '@adonisjs/core/env'\nexport default await Env.create(new URL('../', import.meta.url), {})`
