@@ -267,13 +267,25 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
       }
     }
 
-  const requireRead = async (ctx: HttpContext, current: CollaborationManager, docName: string) => {
+  /**
+   * The caller's permission on a document, or a 403 naming the action when
+   * it lacks `right`.
+   */
+  const requirePermission = async (
+    ctx: HttpContext,
+    current: CollaborationManager,
+    docName: string,
+    right: 'canRead' | 'canWrite' | 'canComment',
+    action: string
+  ) => {
     const permission = await permissionOf(ctx, current, docName)
-    if (!permission.canRead) {
-      throw new CollabForbiddenError(`Reading "${docName}" is not allowed`)
+    if (!permission[right]) {
+      throw new CollabForbiddenError(`${action} "${docName}" is not allowed`)
     }
     return permission
   }
+  const requireRead = (ctx: HttpContext, current: CollaborationManager, docName: string) =>
+    requirePermission(ctx, current, docName, 'canRead', 'Reading')
 
   const group = router
     .group(() => {
@@ -321,10 +333,7 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
         handle(async (ctx, current) => {
           const body = await validate('createComment', await jsonBody(ctx))
           const caller = await user(ctx, current)
-          const permission = await permissionOf(ctx, current, body.docName)
-          if (!permission.canComment) {
-            throw new CollabForbiddenError(`Commenting on "${body.docName}" is not allowed`)
-          }
+          await requirePermission(ctx, current, body.docName, 'canComment', 'Commenting on')
           const comment = await current.comments.create(body.docName, {
             space: body.space,
             anchor: body.anchor,
@@ -390,10 +399,7 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
         handle(async (ctx, current) => {
           const body = await validate('createVersion', await jsonBody(ctx))
           const caller = await user(ctx, current)
-          const permission = await permissionOf(ctx, current, body.docName)
-          if (!permission.canWrite) {
-            throw new CollabForbiddenError(`Creating versions of "${body.docName}" is not allowed`)
-          }
+          await requirePermission(ctx, current, body.docName, 'canWrite', 'Creating versions of')
           const version = await current.createVersion({
             docName: body.docName,
             createdBy: String(caller.id),
@@ -409,10 +415,7 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
         handle(async (ctx, current) => {
           const body = await validate('restoreVersion', await jsonBody(ctx))
           const caller = await user(ctx, current)
-          const permission = await permissionOf(ctx, current, body.docName)
-          if (!permission.canWrite) {
-            throw new CollabForbiddenError(`Restoring versions of "${body.docName}" is not allowed`)
-          }
+          await requirePermission(ctx, current, body.docName, 'canWrite', 'Restoring versions of')
           await current.restoreVersion({
             docName: body.docName,
             versionId: body.versionId,
