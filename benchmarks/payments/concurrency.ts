@@ -6,53 +6,26 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { Database } from '@adonisjs/lucid/database'
-import { Emitter } from '@adonisjs/core/events'
-import { AppFactory } from '@adonisjs/core/factories/app'
-import { LoggerFactory } from '@adonisjs/core/factories/logger'
-import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
-import { defineConfig, gateways } from '../../src/payments/main.ts'
+import type { Dialect } from '../../tests/helpers.ts'
 import { signedWebhook } from '../../src/payments/testing.ts'
-import { createBillingTables, dropBillingTables } from '../../src/payments/schema.ts'
-import { bootHttpApp, runLoad } from '../lib/http_app.ts'
+import { runLoad } from '../lib/http_app.ts'
+import { STRIPE_SECRET, bootPaymentsBench } from '../lib/payments_app.ts'
 import { printTable } from '../lib/report.ts'
 
-const SECRET = 'whsec_bench'
 const dialects = (process.env.BENCH_DB ?? 'sqlite,pg').split(',') as Dialect[]
 const rows: Record<string, string | number>[] = []
 
 for (const which of dialects) {
   const directory = await mkdtemp(join(tmpdir(), 'atrium-bench-race-'))
-  const db = new Database(
-    { connection: which, connections: { [which]: connectionConfig(which, directory) } },
-    new LoggerFactory().create(),
-    new Emitter(new AppFactory().create(pathToFileURL(`${directory}/`)))
-  )
-  const schema = () => db.connection().schema
-  await dropBillingTables(schema)
-  await createBillingTables(schema)
-
   let runs = 0
-  const server = await bootHttpApp({
-    appRoot: pathToFileURL(`${directory}/`),
-    providers: [
-      () => import('@adonisjs/lucid/database_provider'),
-      () => import('../../providers/payments_provider.ts'),
-    ],
-    config: {
-      database: { connection: which, connections: { [which]: connectionConfig(which, directory) } },
-      payments: defineConfig({
-        providers: { stripe: gateways.stripe({ webhookSecret: SECRET }) },
-        billing: {
-          handlers: {
-            'payment.succeeded': async () => {
-              runs++
-              await new Promise((resolve) => setTimeout(resolve, 5))
-            },
-          },
-        },
-      }),
+  const { db, server, close } = await bootPaymentsBench({
+    which,
+    directory,
+    handlers: {
+      'payment.succeeded': async () => {
+        runs++
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      },
     },
   })
 
@@ -65,7 +38,7 @@ for (const which of dialects) {
       created: 1_700_000_000,
       data: { object: { id: 'pi_race_1', amount: 990, amount_received: 990, currency: 'usd' } },
     },
-    { webhookSecret: SECRET }
+    { webhookSecret: STRIPE_SECRET }
   )
   const result = await runLoad({
     url: `${server.url}/payments/webhook/stripe`,
@@ -100,9 +73,7 @@ for (const which of dialects) {
     'payment rows (1)': Number(payments),
     '5xx (0)': fiveHundreds,
   })
-  await server.close()
-  await dropBillingTables(schema)
-  await db.manager.closeAll()
+  await close()
   await rm(directory, { recursive: true, force: true })
 }
 

@@ -7,20 +7,14 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { defineConfig as bodyParserConfig } from '@adonisjs/core/bodyparser'
 import { BodyParserMiddleware } from '@adonisjs/bodyparser/bodyparser_middleware'
-import { Database } from '@adonisjs/lucid/database'
-import { Emitter } from '@adonisjs/core/events'
-import { AppFactory } from '@adonisjs/core/factories/app'
-import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
-import { defineConfig, gateways, defineWebhookHandler } from '../../src/payments/main.ts'
-import { createBillingTables, dropBillingTables } from '../../src/payments/schema.ts'
-import { bootHttpApp, runLoad, type LoadResult } from '../lib/http_app.ts'
+import { defineWebhookHandler } from '../../src/payments/main.ts'
+import { runLoad, type LoadResult } from '../lib/http_app.ts'
+import { STRIPE_SECRET, bootPaymentsBench } from '../lib/payments_app.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
-const SECRET = 'whsec_bench'
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32)
 const dialects = (process.env.BENCH_DB ?? 'sqlite,pg').split(',') as Dialect[]
@@ -70,38 +64,15 @@ function summary(result: LoadResult) {
   }
 }
 
-async function prepareTables(which: Dialect, directory: string) {
-  const db = new Database(
-    { connection: which, connections: { [which]: connectionConfig(which, directory) } },
-    new LoggerFactory().create(),
-    new Emitter(new AppFactory().create(pathToFileURL(`${directory}/`)))
-  )
-  const schema = () => db.connection().schema
-  await dropBillingTables(schema)
-  await createBillingTables(schema)
-  return db
-}
-
 const rows: Record<string, string>[] = []
 for (const which of dialects) {
   const directory = await mkdtemp(join(tmpdir(), 'atrium-bench-payments-'))
-  const db = await prepareTables(which, directory)
   const parser = bodyParserConfig({})
-  const server = await bootHttpApp({
-    appRoot: pathToFileURL(`${directory}/`),
-    providers: [
-      () => import('@adonisjs/lucid/database_provider'),
-      () => import('../../providers/payments_provider.ts'),
-    ],
-    config: {
-      database: { connection: which, connections: { [which]: appConnection(which, directory) } },
-      payments: defineConfig({
-        providers: { stripe: gateways.stripe({ webhookSecret: SECRET }) },
-        billing: {
-          handlers: { 'payment.succeeded': defineWebhookHandler('payment.succeeded', () => {}) },
-        },
-      }),
-    },
+  const { server, close } = await bootPaymentsBench({
+    which,
+    directory,
+    connection: appConnection(which, directory),
+    handlers: { 'payment.succeeded': defineWebhookHandler('payment.succeeded', () => {}) },
     routes(router) {
       router.use([
         async () => ({
@@ -121,7 +92,7 @@ for (const which of dialects) {
     concurrency: 1,
     requests: 1,
     bodies: 'stripe',
-    secret: SECRET,
+    secret: STRIPE_SECRET,
     prefix: 'sample',
   })
   void sample
@@ -131,7 +102,7 @@ for (const which of dialects) {
     concurrency: CONCURRENCY,
     requests: 500,
     bodies: 'stripe',
-    secret: SECRET,
+    secret: STRIPE_SECRET,
     prefix: 'wb',
   })
   await runLoad({
@@ -139,7 +110,7 @@ for (const which of dialects) {
     concurrency: CONCURRENCY,
     requests: 500,
     bodies: 'stripe',
-    secret: SECRET,
+    secret: STRIPE_SECRET,
     prefix: 'ws',
   })
 
@@ -159,7 +130,7 @@ for (const which of dialects) {
           concurrency: CONCURRENCY,
           requests: perRound,
           bodies: 'stripe',
-          secret: SECRET,
+          secret: STRIPE_SECRET,
           prefix: `${name}${round}`,
         })
       )
@@ -187,9 +158,7 @@ for (const which of dialects) {
       'statuses': full.statuses,
     }
   )
-  await server.close()
-  await dropBillingTables(() => db.connection().schema)
-  await db.manager.closeAll()
+  await close()
   await rm(directory, { recursive: true, force: true })
 }
 
