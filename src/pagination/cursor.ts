@@ -27,6 +27,19 @@ export interface CursorOptions {
   secret?: string
 }
 
+/**
+ * The direction in which, when the cursor was made, the row right after the
+ * cursor's row held another value of the leading sort column: the next page
+ * in that direction starts past the cursor's tie, so it is read as one
+ * statement. A hint for speed only; every page still reads the tie.
+ */
+export type CursorBoundary = 'after' | 'before'
+
+export interface DecodedCursor {
+  values: CursorValues
+  boundary?: CursorBoundary
+}
+
 type Encoded = string | number | boolean | null | { d: string; p?: string }
 
 function encodeValue(value: unknown): Encoded {
@@ -73,18 +86,29 @@ export function keysetFingerprint(keyset: Keyset): string {
  * Turns boundary values into an opaque cursor: base64url JSON, dates kept as
  * dates (with the database's full precision when known), optionally signed.
  */
-export function encodeCursor(values: CursorValues, options: CursorOptions = {}): string {
-  const body: { v: Encoded[]; f?: string } = { v: values.map(encodeValue) }
+export function encodeCursor(
+  values: CursorValues,
+  options: CursorOptions & { boundary?: CursorBoundary } = {}
+): string {
+  const body: { v: Encoded[]; f?: string; b?: CursorBoundary } = { v: values.map(encodeValue) }
   if (options.fingerprint) body.f = options.fingerprint
+  if (options.boundary) body.b = options.boundary
   const payload = Buffer.from(JSON.stringify(body)).toString('base64url')
   return options.secret ? `${payload}.${sign(payload, options.secret)}` : payload
 }
 
 /**
- * Reads a cursor back; null when it is malformed, too long, signed wrongly
- * (or unsigned while a secret is set), or made for another sort.
+ * Reads a cursor's boundary values back; null when it is malformed, too long,
+ * signed wrongly (or unsigned while a secret is set), or made for another sort.
  */
 export function decodeCursor(cursor: unknown, options: CursorOptions = {}): CursorValues | null {
+  return readCursor(cursor, options)?.values ?? null
+}
+
+/**
+ * `decodeCursor` with the cursor's boundary hint.
+ */
+export function readCursor(cursor: unknown, options: CursorOptions = {}): DecodedCursor | null {
   if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH) {
     return null
   }
@@ -107,5 +131,7 @@ export function decodeCursor(cursor: unknown, options: CursorOptions = {}): Curs
   if (!body || typeof body !== 'object' || !Array.isArray((body as any).v)) return null
   if (options.fingerprint !== undefined && (body as any).f !== options.fingerprint) return null
   const values = ((body as any).v as unknown[]).map(decodeValue)
-  return values.includes(undefined) ? null : values
+  if (values.includes(undefined)) return null
+  const boundary = (body as any).b
+  return boundary === 'after' || boundary === 'before' ? { values, boundary } : { values }
 }

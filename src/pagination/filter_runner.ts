@@ -7,7 +7,7 @@ import {
   orderByColumn,
   type LucidQuery,
 } from './adapters/lucid.ts'
-import { decodeCursor, encodeCursor, keysetFingerprint, KeysetDate } from './cursor.ts'
+import { encodeCursor, keysetFingerprint, KeysetDate, readCursor } from './cursor.ts'
 import debug from './debug.ts'
 import { defineConfig } from './define_config.ts'
 import { KeysetAdapterException } from './errors.ts'
@@ -375,32 +375,37 @@ export class FilterRunner<Row = any> {
     this.#applyFilters(base, normalized)
 
     const keyset = this.#keyset(normalized, this.#adapter.getPrimaryKey(base))
+    await this.#adapter.prepareKeysetPage?.(base)
     const fingerprint = keysetFingerprint(keyset)
     const cursorOptions = { fingerprint, secret: config.cursorSecret }
     const { first, last, after, before } = normalized.paginate
 
     let backward = !after && (before !== undefined || last !== undefined)
     const given = after ?? (backward ? before : undefined)
-    let values = given ? this.#validCursor(decodeCursor(given, cursorOptions), keyset) : null
+    const decoded = given ? readCursor(given, cursorOptions) : null
+    let values = decoded ? this.#validCursor(decoded.values, keyset) : null
     if (given && !values) {
       debug('ignoring an unusable cursor; returning the first page')
       backward = false
     }
+    const direction = backward ? 'before' : 'after'
     const rules = this.#rules()
     const size = (backward ? last : first) ?? first ?? rules.defaultPageSize
 
     const effective = backward ? reverseKeyset(keyset) : keyset
     let rows: any[] = []
     const segments = planSegments(effective, values)
-    // Several segments (a tie and what lies beyond it, a NULL block) in one statement, when the
-    // adapter combines them; otherwise one after the other
+    // Several segments (a tie and what lies beyond it, a NULL block) in one statement when the
+    // adapter combines them (by default where the cursor says the page starts past its tie);
+    // otherwise one after the other, each only when the page is still short
     const combined =
       segments.length > 1 && typeof adapter.combineKeysetSegments === 'function'
         ? (this.#adapter.combineKeysetSegments!(
             base.clone(),
             effective,
             segments as KeysetSegment[],
-            size + 1
+            size + 1,
+            { boundary: values !== null && decoded?.boundary === direction }
           ) ?? null)
         : null
     if (combined) {
@@ -417,9 +422,13 @@ export class FilterRunner<Row = any> {
     }
 
     const more = rows.length > size
+    const boundary = more && leavesSegment(rows, size, effective)
     rows = rows.slice(0, size)
-    const cursors = rows.map((row) => {
-      const cursor = encodeCursor(extractCursorValues(row, effective), cursorOptions)
+    const cursors = rows.map((row, index) => {
+      const cursor = encodeCursor(extractCursorValues(row, effective), {
+        ...cursorOptions,
+        boundary: boundary && index === size - 1 ? direction : undefined,
+      })
       stripPreciseColumns(row, effective.length)
       return cursor
     })
@@ -448,6 +457,26 @@ export class FilterRunner<Row = any> {
       : count.count('* as total'))
     return Number(rows[0]?.total ?? 0)
   }
+}
+
+/**
+ * Whether the row fetched after a page's last row lies in another segment than
+ * that row: past a few-valued leading column's tie, or across a nullable
+ * leading column's NULL block. Dates compare with full precision.
+ */
+function leavesSegment(rows: any[], size: number, keyset: ResolvedKeysetColumn[]) {
+  const [lead] = keyset
+  if (!lead.few && !lead.nullable) return false
+  const [last] = extractCursorValues(rows[size - 1], [lead])
+  const [next] = extractCursorValues(rows[size], [lead])
+  if ((last === null) !== (next === null)) return true
+  if (!lead.few || keyset.length === 1 || last === null) return false
+  if (last instanceof KeysetDate && next instanceof KeysetDate) {
+    return last.precise !== undefined && next.precise !== undefined
+      ? last.precise !== next.precise
+      : last.getTime() !== next.getTime()
+  }
+  return last !== next
 }
 
 /**

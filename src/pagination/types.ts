@@ -241,15 +241,23 @@ export interface KeysetAdapter<Query = any, Row = any> {
     segment?: KeysetSegment | null
   ): Query
   /**
+   * Optional: called once per page before its queries are built, to read what
+   * building them needs from the database (the Lucid adapter reads a MySQL
+   * table's indexes the first time)
+   */
+  prepareKeysetPage?(query: Query): Promise<void>
+  /**
    * Optional: one query covering several segments of a page (in keyset order),
    * ordered by the keyset and limited to `limit` rows, so a page is one round
-   * trip. Return null when this query cannot be combined; `findPage` then runs
-   * the segments one after the other, as it does for adapters without it.
+   * trip. `context.boundary` is true when the cursor says the page starts past
+   * the cursor's tie (its first segment is then likely empty). Return null to
+   * run the segments one after the other, as for adapters without it.
    */
   combineKeysetSegments?(
     query: Query,
     keyset: ResolvedKeysetColumn[],
     segments: KeysetSegment[],
-    limit: number
+    limit: number,
+    context?: { boundary: boolean }
   ): Query | null
 }

@@ -16,6 +16,22 @@ import {
   expectedIds,
   openDatabase,
 } from './helpers.ts'
+import { dialect } from '../helpers.ts'
+
+/**
+ * The Lucid adapter, counting the pages it ran as one statement.
+ */
+class CountingAdapter extends LucidAdapter {
+  combinedPages = 0
+
+  combineKeysetSegments(...args: Parameters<LucidAdapter['combineKeysetSegments']>) {
+    const query = super.combineKeysetSegments(...args)
+    if (query) this.combinedPages++
+    return query
+  }
+}
+
+const adapter = new CountingAdapter({ combineSegments: true })
 
 const orders = defineFilters(PgTestOrder, {
   fields: {
@@ -26,7 +42,7 @@ const orders = defineFilters(PgTestOrder, {
   includable: ['customer'],
 }).with({
   config: defineConfig({ maxPageSize: 100 }),
-  adapter: new LucidAdapter({ combineSegments: true }),
+  adapter,
 })
 
 /**
@@ -89,7 +105,7 @@ test.group('Keyset segments as one statement', (group) => {
       const expected = await expectedIds(db, shape.order)
       const all = await PgTestCustomer.all()
       const customers = new Map(all.map((customer) => [customer.id, customer.name]))
-      let combinedPages = 0
+      const combinedBefore = adapter.combinedPages
 
       const visit = async (paginate: Record<string, unknown>) => {
         const statements: string[] = []
@@ -99,7 +115,6 @@ test.group('Keyset segments as one statement', (group) => {
           { onQuery: (query) => statements.push(query.toSQL().sql) }
         )
         assert.lengthOf(statements, 1, 'one statement per page')
-        if (/ union all /i.test(statements[0])) combinedPages++
         for (const order of page.items) {
           assert.instanceOf(order, PgTestOrder)
           assert.equal(order.customer.name, customers.get(order.customerId))
@@ -125,7 +140,7 @@ test.group('Keyset segments as one statement', (group) => {
         backward.unshift(ids(page))
       }
       assert.deepEqual(backward.flat(), expected)
-      assert.isAbove(combinedPages, 0, 'some pages combined several segments')
+      assert.isAbove(adapter.combinedPages, combinedBefore, 'some pages combined several segments')
     })
   }
 
@@ -155,7 +170,12 @@ test.group('Keyset segments as one statement', (group) => {
     )
     assert.deepEqual(ids(page), expected.slice(boundary - 3, boundary + 7))
     assert.lengthOf(statements, 1)
-    assert.lengthOf(statements[0].toLowerCase().split(' union all '), 2)
+    // Two UNION ALL branches, or on MySQL/MariaDB the tie OR-ed with the next statuses
+    if (dialect() === 'mysql') {
+      assert.match(statements[0], /\) or `pg_test_orders`\.`status` > \?\)/)
+    } else {
+      assert.lengthOf(statements[0].toLowerCase().split(' union all '), 2)
+    }
     assert.isTrue(page.items.every((order) => order.customer instanceof PgTestCustomer))
     assert.isTrue(page.hasPrev)
     assert.isTrue(page.hasNext)

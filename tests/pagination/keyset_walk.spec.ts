@@ -58,6 +58,24 @@ const SHAPES: { sort: string; order: [string, 'asc' | 'desc', boolean?][]; filte
     ],
   },
   {
+    // One direction throughout: a single row value on PostgreSQL
+    sort: '-amount,-createdAt',
+    order: [
+      ['amount', 'desc'],
+      ['created_at', 'desc'],
+      ['id', 'desc'],
+    ],
+  },
+  {
+    // A few-valued lead, then a run of two ascending columns
+    sort: 'status,amount',
+    order: [
+      ['status', 'asc'],
+      ['amount', 'asc'],
+      ['id', 'asc'],
+    ],
+  },
+  {
     sort: 'shippedAt',
     order: [
       ['shipped_at', 'asc', true],

@@ -1,5 +1,6 @@
 import { KeysetDate } from '../cursor.ts'
 import { keysetPredicate, preciseAlias } from '../keyset.ts'
+import { fixedColumns, keysetIndex, tableIndexes, type TableIndex } from './mysql_index_hint.ts'
 import type {
   FieldType,
   KeysetAdapter,
@@ -111,27 +112,114 @@ function pageAlias(keyset: ResolvedKeysetColumn[]): string | null {
 }
 
 /**
+ * The table a query reads when it is a plain name (no alias, no raw source).
+ */
+function plainTable(query: LucidQuery): string | null {
+  const table = query.model?.table ?? query.knexQuery?._single?.table
+  return typeof table === 'string' && /^[\w$.]+$/.test(table) ? table : null
+}
+
+/** MySQL's error for FORCE INDEX naming an index the table no longer has */
+const ER_KEY_DOES_NOT_EXITS = 1176
+
+/**
  * The keyset adapter for Lucid model queries and plain query builders.
  */
 export class LucidAdapter implements KeysetAdapter<LucidQuery> {
+  /** MySQL/MariaDB tables' indexes by connection and table, read once per adapter */
+  #indexes = new Map<string, TableIndex[]>()
+  /** Queries given FORCE INDEX, with the source they had before */
+  #hinted = new WeakMap<object, { key: string; table: string }>()
+
   constructor(
     protected options: {
       primaryKey?: string
       /**
        * Run the segments of a page (a tie and what lies beyond it, a NULL
-       * block) as one UNION ALL statement instead of one after the other.
-       * Off by default: see "Known limits" in docs/pagination.md
+       * block) as one statement instead of one after the other: `true` on
+       * every such page, `false` never. By default, on PostgreSQL and MySQL,
+       * only where the cursor says the page starts past its tie (the first
+       * segment is then empty)
        */
       combineSegments?: boolean
+      /**
+       * On MySQL and MariaDB, name the index serving a keyset query with
+       * FORCE INDEX when the query fixes its leading columns (`status = ?`),
+       * so the optimizer seeks the range instead of reading the whole group.
+       * On by default; the index is found in information_schema once per table
+       */
+      indexHints?: boolean
     } = {}
   ) {}
 
+  #indexKey(query: LucidQuery, table: string) {
+    return `${query.client?.connectionName ?? ''}\u0000${table}`
+  }
+
+  /**
+   * Reads the indexes of a MySQL/MariaDB table the first time a page of it is
+   * asked for, so the (synchronous) query building can name one.
+   */
+  async prepareKeysetPage(query: LucidQuery) {
+    if (this.options.indexHints === false || dialectOf(query) !== 'mysql') return
+    const table = plainTable(query)
+    if (!table) return
+    const key = this.#indexKey(query, table)
+    if (this.#indexes.has(key)) return
+    const [schema, name] = table.includes('.') ? table.split('.') : [null, table]
+    const result = await query.client.rawQuery(
+      `SELECT INDEX_NAME, COLUMN_NAME, COLLATION FROM information_schema.STATISTICS
+       WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND COLUMN_NAME IS NOT NULL
+       ORDER BY INDEX_NAME, SEQ_IN_INDEX`,
+      [schema, name]
+    )
+    this.#indexes.set(key, tableIndexes(result[0]))
+  }
+
+  /**
+   * FORCE INDEX on the index serving this keyset query, when the query fixes
+   * a prefix of one (see mysql_index_hint.ts for why).
+   */
+  #hintIndex(query: LucidQuery, keyset: ResolvedKeysetColumn[], segment?: KeysetSegment | null) {
+    const table = plainTable(query)
+    const indexes = table && this.#indexes.get(this.#indexKey(query, table))
+    const fixed = indexes ? fixedColumns(query) : null
+    if (!table || !indexes || !fixed) return
+    // The tie and NULL-block segments fix the leading column too (`a = x`, `a IS NULL`)
+    if (segment?.kind === 'tie' || segment?.kind === 'nullsAfter') {
+      fixed.add(keyset[0].column.split('.').at(-1)!.toLowerCase())
+    }
+    const index = keysetIndex(indexes, keyset, fixed)
+    if (!index) return
+    query.knexQuery.from(query.client.knexRawQuery('?? FORCE INDEX (??)', [table, index]))
+    this.#hinted.set(query, { key: this.#indexKey(query, table), table })
+  }
+
   async getResult(query: LucidQuery) {
-    return (await query) as any[]
+    try {
+      return (await query) as any[]
+    } catch (error) {
+      const hint = this.#hinted.get(query)
+      if (!hint || (error as any)?.errno !== ER_KEY_DOES_NOT_EXITS) throw error
+      // The index went away since it was read: forget the table's indexes and run unhinted
+      this.#indexes.delete(hint.key)
+      this.#hinted.delete(query)
+      query.knexQuery.from(hint.table)
+      return (await query) as any[]
+    }
   }
 
   getPrimaryKey(query: LucidQuery): string {
     return query.model?.primaryKey ?? this.options.primaryKey ?? 'id'
+  }
+
+  #predicate(query: LucidQuery, keyset: ResolvedKeysetColumn[], segment: KeysetSegment) {
+    return keysetPredicate(
+      keyset,
+      segment,
+      (value, column) => bindValue(query, value, column.type),
+      { rowValues: isPostgres(query) }
+    )
   }
 
   applyKeysetPagination(
@@ -139,9 +227,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     keyset: ResolvedKeysetColumn[],
     segment: KeysetSegment
   ): LucidQuery {
-    const { sql, bindings } = keysetPredicate(keyset, segment, (value, column) =>
-      bindValue(query, value, column.type)
-    )
+    const { sql, bindings } = this.#predicate(query, keyset, segment)
     return query.whereRaw(sql, bindings)
   }
 
@@ -181,28 +267,47 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
         orderByColumn(query, column.column, column.direction, column.nullable)
       }
     })
+    // Page 1 and the NULL block fix a prefix and bound nothing after it: `ref` is right there
+    if (dialectOf(query) === 'mysql' && segment && segment.kind !== 'nulls') {
+      this.#hintIndex(query, keyset, segment)
+    }
     return query.limit(limit)
   }
 
   /**
-   * The segments of one page as one statement: each segment a branch with its
-   * own ORDER BY and LIMIT (so it stays an index range seek), the branches
-   * joined with UNION ALL in a derived table named like the source table,
-   * ordered and limited again outside. Model queries keep their preloads and
-   * hydration; the precise date columns pass through. Null (segments one
-   * after the other) unless `combineSegments` is on, and for queries with
-   * joins, groups, unions, CTEs or locks.
+   * The segments of one page as one statement. On MySQL and MariaDB, their
+   * predicates OR-ed: the range optimizer turns them into index ranges read in
+   * order. Elsewhere, each segment a branch with its own ORDER BY and LIMIT
+   * (so it stays an index range seek), the branches joined with UNION ALL in a
+   * derived table named like the source table, ordered and limited again
+   * outside; model queries keep their preloads and hydration, the precise date
+   * columns pass through. Null (segments one after the other) unless asked by
+   * `combineSegments` or, by default, at a boundary; and for UNION ALL, for
+   * queries with joins, groups, unions, CTEs or locks.
    */
   combineKeysetSegments(
     query: LucidQuery,
     keyset: ResolvedKeysetColumn[],
     segments: KeysetSegment[],
-    limit: number
+    limit: number,
+    context: { boundary: boolean } = { boundary: false }
   ): LucidQuery | null {
+    // SQLite runs in-process: a UNION ALL statement costs it as much as two statements
+    if (!(this.options.combineSegments ?? (context.boundary && !isSqlite(query)))) return null
+    if (dialectOf(query) === 'mysql') {
+      query.where((group: LucidQuery) => {
+        for (const segment of segments) {
+          const { sql, bindings } = this.#predicate(query, keyset, segment)
+          group.orWhereRaw(sql, bindings)
+        }
+      })
+      this.applyKeysetOrderAndLimit(query, keyset, limit)
+      this.#hintIndex(query, keyset, null)
+      return query
+    }
     const knexQuery = query.knexQuery
     const alias = pageAlias(keyset)
     if (
-      !this.options.combineSegments ||
       !alias ||
       knexQuery?._single?.lock ||
       !knexQuery?._statements?.every((statement: any) =>

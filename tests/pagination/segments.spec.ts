@@ -1,0 +1,351 @@
+import { test } from '@japa/runner'
+import type { Database } from '@adonisjs/lucid/database'
+import {
+  decodeCursor,
+  defineConfig,
+  defineFilters,
+  encodeCursor,
+  LucidAdapter,
+  type CursorPage,
+} from '../../src/pagination/main.ts'
+import { readCursor } from '../../src/pagination/cursor.ts'
+import { keysetPredicate } from '../../src/pagination/keyset.ts'
+import {
+  fixedColumns,
+  keysetIndex,
+  tableIndexes,
+} from '../../src/pagination/adapters/mysql_index_hint.ts'
+import type { ResolvedKeysetColumn } from '../../src/pagination/types.ts'
+import { dialect } from '../helpers.ts'
+import { createSchema, dropSchema, expectedIds, openDatabase } from './helpers.ts'
+
+const column = (
+  name: string,
+  direction: 'asc' | 'desc',
+  extra: Partial<ResolvedKeysetColumn> = {}
+): ResolvedKeysetColumn => ({
+  field: name,
+  column: `orders.${name}`,
+  direction,
+  nullable: false,
+  ...extra,
+})
+
+const bindAsIs = (value: unknown) => value
+
+test.group('Keyset predicates', () => {
+  test('runs of same-direction columns become one row value only when the dialect seeks with it', ({
+    assert,
+  }) => {
+    const keyset = [
+      column('status', 'asc', { few: true }),
+      column('amount', 'desc'),
+      column('id', 'desc'),
+    ]
+    const values = ['paid', 50, 7]
+    const rows = keysetPredicate(keyset, { kind: 'tie', values }, bindAsIs, { rowValues: true })
+    assert.equal(rows.sql, '?? = ? AND (??, ??) < (?, ?)')
+    assert.deepEqual(rows.bindings, ['orders.status', 'paid', 'orders.amount', 'orders.id', 50, 7])
+
+    const plain = keysetPredicate(keyset, { kind: 'tie', values }, bindAsIs)
+    assert.equal(plain.sql, '?? = ? AND ?? <= ? AND (?? < ? OR (?? = ? AND ?? < ?))')
+
+    // Mixed directions keep the leading bound; the descending tail is one row value
+    const after = keysetPredicate(keyset, { kind: 'after', values }, bindAsIs, { rowValues: true })
+    assert.equal(after.sql, '?? >= ? AND (?? > ? OR (?? = ? AND (??, ??) < (?, ?)))')
+  })
+
+  test('a nullable column or a NULL value breaks a row-value run', ({ assert }) => {
+    const keyset = [
+      column('shipped_at', 'desc', { nullable: true }),
+      column('amount', 'desc'),
+      column('id', 'desc'),
+    ]
+    const nulls = keysetPredicate(keyset, { kind: 'nullsAfter', values: [null, 5, 3] }, bindAsIs, {
+      rowValues: true,
+    })
+    // The NULL block's own order: the rest of the keyset after the NULL, as one row value
+    assert.equal(nulls.sql, '?? IS NULL AND (??, ??) < (?, ?)')
+    const middle = keysetPredicate(
+      [
+        column('amount', 'desc'),
+        column('shipped_at', 'desc', { nullable: true }),
+        column('id', 'desc'),
+      ],
+      { kind: 'after', values: [5, '2025-01-01 00:00:00', 3] },
+      bindAsIs,
+      { rowValues: true }
+    )
+    assert.equal(
+      middle.sql,
+      '?? <= ? AND (?? < ? OR (?? = ? AND ((?? < ? OR ?? IS NULL) OR (?? = ? AND ?? < ?))))'
+    )
+    const uniform = keysetPredicate(
+      [column('created_at', 'desc'), column('id', 'desc')],
+      { kind: 'after', values: ['2025-01-01 00:00:00.000001', 3] },
+      bindAsIs,
+      { rowValues: true }
+    )
+    assert.equal(uniform.sql, '(??, ??) < (?, ?)')
+  })
+})
+
+test.group('MySQL index hints', () => {
+  const indexes = tableIndexes([
+    { INDEX_NAME: 'PRIMARY', COLUMN_NAME: 'id', COLLATION: 'A' },
+    { INDEX_NAME: 'orders_created_idx', COLUMN_NAME: 'created_at', COLLATION: 'A' },
+    { INDEX_NAME: 'orders_status_amount_idx', COLUMN_NAME: 'status', COLLATION: 'A' },
+    { INDEX_NAME: 'orders_status_amount_idx', COLUMN_NAME: 'amount', COLLATION: 'D' },
+    { INDEX_NAME: 'orders_status_created_idx', COLUMN_NAME: 'status', COLLATION: 'A' },
+    { INDEX_NAME: 'orders_status_created_idx', COLUMN_NAME: 'created_at', COLLATION: 'A' },
+  ])
+
+  test('secondary indexes end with the primary key, as InnoDB stores them', ({ assert }) => {
+    const created = indexes.find(({ name }) => name === 'orders_status_created_idx')!
+    assert.deepEqual(
+      created.columns.map(({ name, descending }) => `${name}${descending ? ' desc' : ''}`),
+      ['status', 'created_at', 'id']
+    )
+  })
+
+  test('the index with the fixed columns first and the keyset after them is chosen', ({
+    assert,
+  }) => {
+    const newest = [column('created_at', 'desc'), column('id', 'desc')]
+    assert.equal(keysetIndex(indexes, newest, new Set(['status'])), 'orders_status_created_idx')
+    // Nothing fixed: no `ref` competes with the range, so no hint
+    assert.isNull(keysetIndex(indexes, newest, new Set()))
+    // A fixed column no index starts with
+    assert.isNull(keysetIndex(indexes, newest, new Set(['customer_id'])))
+    // The tie of a few-valued leading column: amount DESC, id DESC read forward
+    const tie = [column('status', 'asc'), column('amount', 'desc'), column('id', 'desc')]
+    assert.equal(keysetIndex(indexes, tie, new Set(['status'])), 'orders_status_amount_idx')
+    // amount ascending with id descending matches the index's amount part only
+    const mixed = [column('amount', 'asc'), column('id', 'desc')]
+    assert.equal(keysetIndex(indexes, mixed, new Set(['status'])), 'orders_status_amount_idx')
+  })
+
+  test('fixed columns are the AND-ed equalities and IS NULLs of a query', async ({ assert }) => {
+    const db = await openDatabase()
+    try {
+      const query = db
+        .from('orders')
+        .where('status', 'paid')
+        .where('orders.customer_id', '=', 4)
+        .where('amount', '>', 3)
+        .whereNull('shipped_at')
+      assert.deepEqual([...fixedColumns(query)!], ['status', 'customer_id', 'shipped_at'])
+      assert.deepEqual([...fixedColumns(db.from('orders').where('a', 1).orWhere('b', 2))!], [])
+      assert.isNull(fixedColumns(db.from('orders').join('customers', 'customers.id', 'orders.id')))
+    } finally {
+      await db.manager.closeAll()
+    }
+  })
+})
+
+test.group('Keyset segments and index hints on the database', (group) => {
+  let db: Database
+  group.setup(async () => {
+    db = await openDatabase()
+    await createSchema(db)
+    await db.rawQuery(
+      'create index pg_test_orders_status_created_idx on pg_test_orders (status, created_at, id)'
+    )
+    return async () => {
+      await dropSchema(db)
+      await db.manager.closeAll()
+    }
+  })
+
+  const definition = {
+    fields: {
+      createdAt: { column: 'created_at', type: 'datetime' as const },
+      amount: 'number' as const,
+    },
+    filterable: { status: ['eq' as const] },
+    sortable: ['createdAt', 'status', 'amount'],
+  }
+  const orders = defineFilters({ table: 'pg_test_orders' }, definition).with({
+    config: defineConfig({}),
+  })
+
+  async function statusBoundary() {
+    const expected = await expectedIds(db, [
+      ['status', 'asc'],
+      ['amount', 'desc'],
+      ['id', 'desc'],
+    ])
+    const rows = await db.from('pg_test_orders').select('id', 'status')
+    const statuses = new Map(rows.map((row) => [Number(row.id), row.status]))
+    const end = expected.findIndex((id: number) => statuses.get(id) !== statuses.get(expected[0]))
+    return { expected, end, statuses }
+  }
+
+  test('a page ending a status group says so in its end cursor, and the next page is one statement', async ({
+    assert,
+  }) => {
+    const { expected, end } = await statusBoundary()
+    const first = await orders.findPage(db.from('pg_test_orders'), {
+      sort: 'status,-amount',
+      paginate: { first: end },
+    })
+    assert.equal(readCursor(first.endCursor)!.boundary, 'after')
+    // Only the cursor the walk continues from carries the hint
+    assert.isUndefined(readCursor(first.startCursor)!.boundary)
+
+    const statements: string[] = []
+    const next = await orders.findPage(
+      db.from('pg_test_orders'),
+      { sort: 'status,-amount', paginate: { first: 5, after: first.endCursor! } },
+      { onQuery: (query) => statements.push(query.toSQL().sql) }
+    )
+    assert.deepEqual(
+      next.items.map((row) => Number(row.id)),
+      expected.slice(end, end + 5)
+    )
+    // SQLite runs in-process: two statements cost it what one UNION ALL statement does
+    assert.lengthOf(statements, dialect() === 'sqlite' ? 2 : 1)
+  })
+
+  test('a row added to the tie after a boundary cursor still comes first on the next page', async ({
+    assert,
+  }) => {
+    const { expected, end, statuses } = await statusBoundary()
+    const first = await orders.findPage(db.from('pg_test_orders'), {
+      sort: 'status,-amount',
+      paginate: { first: end },
+    })
+    assert.equal(readCursor(first.endCursor)!.boundary, 'after')
+    const last = first.items.at(-1)!
+    // Sorts right after the cursor: same status, smaller amount
+    const [inserted] = await db
+      .table('pg_test_orders')
+      .insert({
+        customer_id: 1,
+        status: statuses.get(expected[0]),
+        reference: 'late',
+        amount: Number(last.amount) - 1,
+        paid: false,
+        created_at: '2025-01-01 00:00:00',
+      })
+      .returning('id')
+    try {
+      const next = await orders.findPage(db.from('pg_test_orders'), {
+        sort: 'status,-amount',
+        paginate: { first: 3, after: first.endCursor! },
+      })
+      const insertedId = Number(typeof inserted === 'object' ? inserted.id : inserted)
+      assert.deepEqual(
+        next.items.map((row) => Number(row.id)),
+        [insertedId, ...expected.slice(end, end + 2)]
+      )
+    } finally {
+      await db.from('pg_test_orders').where('reference', 'late').delete()
+    }
+  })
+
+  test('a forged boundary hint changes how a page is read, never what it holds', async ({
+    assert,
+  }) => {
+    const { expected } = await statusBoundary()
+    const start = await orders.findPage(db.from('pg_test_orders'), {
+      sort: 'status,-amount',
+      paginate: { first: 4 },
+    })
+    const values = decodeCursor(start.endCursor)!
+    const fingerprint = JSON.parse(Buffer.from(start.endCursor!, 'base64url').toString()).f
+    const forged = encodeCursor(values, { fingerprint, boundary: 'after' })
+    const page = await orders.findPage(db.from('pg_test_orders'), {
+      sort: 'status,-amount',
+      paginate: { first: 6, after: forged },
+    })
+    assert.deepEqual(
+      page.items.map((row) => Number(row.id)),
+      expected.slice(4, 10)
+    )
+  })
+
+  test('a filtered page names the index serving it on MySQL and MariaDB, and nowhere else', async ({
+    assert,
+  }) => {
+    const expected = await db
+      .from('pg_test_orders')
+      .where('status', 'paid')
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .select('id')
+    const walk = async (runner: typeof orders) => {
+      const seen: number[] = []
+      const statements: string[] = []
+      let page: CursorPage<any> | undefined
+      do {
+        page = await runner.findPage(
+          db.from('pg_test_orders'),
+          {
+            sort: '-createdAt',
+            filter: { status: 'paid' },
+            paginate: { first: 9, after: page?.endCursor ?? undefined },
+          },
+          { onQuery: (query) => statements.push(query.toSQL().sql) }
+        )
+        seen.push(...page.items.map((row) => Number(row.id)))
+      } while (page.hasNext)
+      return { seen, statements }
+    }
+    const ids = expected.map((row) => Number(row.id))
+
+    const hinted = await walk(orders)
+    assert.deepEqual(hinted.seen, ids)
+    const deep = hinted.statements.slice(1)
+    if (dialect() === 'mysql') {
+      assert.isTrue(
+        deep.every((sql) => sql.includes('FORCE INDEX (`pg_test_orders_status_created_idx`)'))
+      )
+    } else {
+      assert.isFalse(deep.some((sql) => /force index/i.test(sql)))
+    }
+    // Page 1 bounds nothing after `status = ?`: the optimizer's own `ref` is right there
+    assert.notInclude(hinted.statements[0], 'FORCE INDEX')
+
+    const unhinted = await walk(orders.with({ adapter: new LucidAdapter({ indexHints: false }) }))
+    assert.deepEqual(unhinted.seen, ids)
+    assert.isFalse(unhinted.statements.some((sql) => /force index/i.test(sql)))
+  })
+
+  test('a hinted index dropped since it was read is forgotten and the page still answers', async ({
+    assert,
+  }) => {
+    const runner = orders.with({ adapter: new LucidAdapter() })
+    const input = { sort: '-createdAt', filter: { status: 'paid' } }
+    const first = await runner.findPage(db.from('pg_test_orders'), {
+      ...input,
+      paginate: { first: 5 },
+    })
+    const statements: string[] = []
+    const page = () =>
+      runner.findPage(
+        db.from('pg_test_orders'),
+        { ...input, paginate: { first: 5, after: first.endCursor! } },
+        { onQuery: (query) => statements.push(query.toSQL().sql) }
+      )
+    const before = await page()
+    await db.rawQuery(
+      dialect() === 'mysql'
+        ? 'drop index pg_test_orders_status_created_idx on pg_test_orders'
+        : 'drop index pg_test_orders_status_created_idx'
+    )
+    try {
+      const after = await page()
+      assert.deepEqual(after.items, before.items)
+      // Read again: the next page names no index the table lacks
+      await page()
+      assert.notInclude(statements.at(-1)!, 'FORCE INDEX')
+    } finally {
+      await db.rawQuery(
+        'create index pg_test_orders_status_created_idx on pg_test_orders (status, created_at, id)'
+      )
+    }
+  })
+})
