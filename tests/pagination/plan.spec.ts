@@ -55,11 +55,13 @@ const orders = defineFilters(
   }
 ).with({ config: defineConfig({}) })
 
-/** The same runner with a page's segments in one UNION ALL statement */
+/** The same runner with a page's segments always in one statement, or never */
 const combined = orders.with({ adapter: new LucidAdapter({ combineSegments: true }) })
+const sequential = orders.with({ adapter: new LucidAdapter({ combineSegments: false }) })
 
 const MODES = [
   { label: '', runner: orders },
+  { label: ' (one segment at a time)', runner: sequential },
   { label: ' (segments as one statement)', runner: combined },
 ]
 
@@ -134,7 +136,12 @@ test.group('Keyset query plans', (group) => {
 
   test('the NULL block of a nullable sort is its own index seek', async ({ assert }) => {
     // Walking -shippedAt past the last non-NULL value continues into the NULL block
-    const { page, queries } = await pageAfter(orders, '-shippedAt', (await nonNullRows()) - 3, 10)
+    const { page, queries } = await pageAfter(
+      sequential,
+      '-shippedAt',
+      (await nonNullRows()) - 3,
+      10
+    )
     assert.lengthOf(page.items, 10)
     assert.equal(page.items.filter((row) => row.shipped_at === null).length, 8)
     assert.lengthOf(queries, 2)
@@ -156,7 +163,7 @@ test.group('Keyset query plans', (group) => {
     await assertSeeks(assert, db, queries[0])
   })
 
-  for (const { label, runner } of MODES) {
+  for (const { label, runner } of MODES.slice(1)) {
     test(`a page across a group boundary of a few-valued leading column seeks an index per segment${label}`, async ({
       assert,
     }) => {

@@ -11,8 +11,8 @@ import {
 import { readCursor } from '../../src/pagination/cursor.ts'
 import { keysetPredicate } from '../../src/pagination/keyset.ts'
 import {
-  fixedColumns,
   keysetIndex,
+  keysetQueryConditions,
   tableIndexes,
 } from '../../src/pagination/adapters/mysql_index_hint.ts'
 import type { ResolvedKeysetColumn } from '../../src/pagination/types.ts'
@@ -112,31 +112,46 @@ test.group('MySQL index hints', () => {
     assert,
   }) => {
     const newest = [column('created_at', 'desc'), column('id', 'desc')]
-    assert.equal(keysetIndex(indexes, newest, new Set(['status'])), 'orders_status_created_idx')
-    // Nothing fixed: no `ref` competes with the range, so no hint
-    assert.isNull(keysetIndex(indexes, newest, new Set()))
-    // A fixed column no index starts with
-    assert.isNull(keysetIndex(indexes, newest, new Set(['customer_id'])))
+    const fixing = (...columns: string[]) => ({ fixed: new Set(columns), others: 0 })
+    assert.equal(keysetIndex(indexes, newest, fixing('status')), 'orders_status_created_idx')
+    // Nothing else asked: the keyset's own index
+    assert.equal(keysetIndex(indexes, newest, fixing()), 'orders_created_idx')
+    // A range or a search may be served better by an index of its own
+    assert.isNull(keysetIndex(indexes, newest, { fixed: new Set(), others: 1 }))
+    assert.equal(
+      keysetIndex(indexes, newest, { fixed: new Set(['status']), others: 1 }),
+      'orders_status_created_idx'
+    )
+    // Every fixed column must lead the index: customer_id may be the selective one
+    assert.isNull(keysetIndex(indexes, newest, fixing('status', 'customer_id')))
     // The tie of a few-valued leading column: amount DESC, id DESC read forward
     const tie = [column('status', 'asc'), column('amount', 'desc'), column('id', 'desc')]
-    assert.equal(keysetIndex(indexes, tie, new Set(['status'])), 'orders_status_amount_idx')
+    assert.equal(keysetIndex(indexes, tie, fixing('status')), 'orders_status_amount_idx')
     // amount ascending with id descending matches the index's amount part only
     const mixed = [column('amount', 'asc'), column('id', 'desc')]
-    assert.equal(keysetIndex(indexes, mixed, new Set(['status'])), 'orders_status_amount_idx')
+    assert.equal(keysetIndex(indexes, mixed, fixing('status')), 'orders_status_amount_idx')
   })
 
-  test('fixed columns are the AND-ed equalities and IS NULLs of a query', async ({ assert }) => {
+  test('a keyset query fixes the columns of its AND-ed equalities and IS NULLs', async ({
+    assert,
+  }) => {
     const db = await openDatabase()
     try {
+      // The last where clause is the keyset predicate
       const query = db
         .from('orders')
         .where('status', 'paid')
         .where('orders.customer_id', '=', 4)
         .where('amount', '>', 3)
         .whereNull('shipped_at')
-      assert.deepEqual([...fixedColumns(query)!], ['status', 'customer_id', 'shipped_at'])
-      assert.deepEqual([...fixedColumns(db.from('orders').where('a', 1).orWhere('b', 2))!], [])
-      assert.isNull(fixedColumns(db.from('orders').join('customers', 'customers.id', 'orders.id')))
+        .whereRaw('id > ?', [5])
+      const conditions = keysetQueryConditions(query)!
+      assert.deepEqual([...conditions.fixed], ['status', 'customer_id', 'shipped_at'])
+      assert.equal(conditions.others, 1)
+      assert.isNull(keysetQueryConditions(db.from('orders').where('a', 1).orWhere('b', 2)))
+      assert.isNull(
+        keysetQueryConditions(db.from('orders').join('customers', 'customers.id', 'orders.id'))
+      )
     } finally {
       await db.manager.closeAll()
     }
@@ -181,7 +196,7 @@ test.group('Keyset segments and index hints on the database', (group) => {
     return { expected, end, statuses }
   }
 
-  test('a page ending a status group says so in its end cursor, and the next page is one statement', async ({
+  test('a page ending a status group says so in its end cursor; pages past and across the boundary take one statement or two per database', async ({
     assert,
   }) => {
     const { expected, end } = await statusBoundary()
@@ -205,6 +220,24 @@ test.group('Keyset segments and index hints on the database', (group) => {
     )
     // SQLite runs in-process: two statements cost it what one UNION ALL statement does
     assert.lengthOf(statements, dialect() === 'sqlite' ? 2 : 1)
+
+    // A page spanning the boundary without the hint: one statement on MySQL/MariaDB only
+    const before = await orders.findPage(db.from('pg_test_orders'), {
+      sort: 'status,-amount',
+      paginate: { first: end - 3 },
+    })
+    assert.isUndefined(readCursor(before.endCursor)!.boundary)
+    statements.length = 0
+    const spanning = await orders.findPage(
+      db.from('pg_test_orders'),
+      { sort: 'status,-amount', paginate: { first: 5, after: before.endCursor! } },
+      { onQuery: (query) => statements.push(query.toSQL().sql) }
+    )
+    assert.deepEqual(
+      spanning.items.map((row) => Number(row.id)),
+      expected.slice(end - 3, end + 2)
+    )
+    assert.lengthOf(statements, dialect() === 'mysql' ? 1 : 2)
   })
 
   test('a row added to the tie after a boundary cursor still comes first on the next page', async ({

@@ -1,6 +1,11 @@
 import { KeysetDate } from '../cursor.ts'
 import { keysetPredicate, preciseAlias } from '../keyset.ts'
-import { fixedColumns, keysetIndex, tableIndexes, type TableIndex } from './mysql_index_hint.ts'
+import {
+  keysetIndex,
+  keysetQueryConditions,
+  tableIndexes,
+  type TableIndex,
+} from './mysql_index_hint.ts'
 import type {
   FieldType,
   KeysetAdapter,
@@ -119,6 +124,18 @@ function plainTable(query: LucidQuery): string | null {
   return typeof table === 'string' && /^[\w$.]+$/.test(table) ? table : null
 }
 
+/**
+ * Whether a page's segments run as one statement unless `combineSegments`
+ * says otherwise. MySQL/MariaDB: always, one range scan of the forced index
+ * costs about what the tie alone does. PostgreSQL: where the cursor says the
+ * page starts past its tie (the tie alone is cheaper inside a group). SQLite:
+ * never, it runs in-process and one UNION ALL costs it what two statements do.
+ */
+function combinesByDefault(query: LucidQuery, context: { boundary: boolean }) {
+  if (dialectOf(query) === 'mysql') return true
+  return isPostgres(query) && context.boundary
+}
+
 /** MySQL's error for FORCE INDEX naming an index the table no longer has */
 const ER_KEY_DOES_NOT_EXITS = 1176
 
@@ -137,16 +154,17 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
       /**
        * Run the segments of a page (a tie and what lies beyond it, a NULL
        * block) as one statement instead of one after the other: `true` on
-       * every such page, `false` never. By default, on PostgreSQL and MySQL,
-       * only where the cursor says the page starts past its tie (the first
-       * segment is then empty)
+       * every such page, `false` never. By default: always on MySQL/MariaDB,
+       * on PostgreSQL where the cursor says the page starts past its tie,
+       * never on SQLite (see docs/pagination.md, "Keyset SQL")
        */
       combineSegments?: boolean
       /**
        * On MySQL and MariaDB, name the index serving a keyset query with
-       * FORCE INDEX when the query fixes its leading columns (`status = ?`),
-       * so the optimizer seeks the range instead of reading the whole group.
-       * On by default; the index is found in information_schema once per table
+       * FORCE INDEX (its leading columns the ones the query fixes, then the
+       * keyset's), so the optimizer seeks the range instead of reading a whole
+       * `status = ?` group, and estimates no other index. On by default; the
+       * indexes are read from information_schema once per table
        */
       indexHints?: boolean
     } = {}
@@ -177,19 +195,19 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
   }
 
   /**
-   * FORCE INDEX on the index serving this keyset query, when the query fixes
-   * a prefix of one (see mysql_index_hint.ts for why).
+   * FORCE INDEX on the index serving this keyset query (see mysql_index_hint.ts
+   * for why); its keyset predicate is its last where clause.
    */
-  #hintIndex(query: LucidQuery, keyset: ResolvedKeysetColumn[], segment?: KeysetSegment | null) {
+  #hintIndex(query: LucidQuery, keyset: ResolvedKeysetColumn[], segment: KeysetSegment | null) {
     const table = plainTable(query)
     const indexes = table && this.#indexes.get(this.#indexKey(query, table))
-    const fixed = indexes ? fixedColumns(query) : null
-    if (!table || !indexes || !fixed) return
+    const conditions = indexes ? keysetQueryConditions(query) : null
+    if (!table || !indexes || !conditions) return
     // The tie and NULL-block segments fix the leading column too (`a = x`, `a IS NULL`)
     if (segment?.kind === 'tie' || segment?.kind === 'nullsAfter') {
-      fixed.add(keyset[0].column.split('.').at(-1)!.toLowerCase())
+      conditions.fixed.add(keyset[0].column.split('.').at(-1)!.toLowerCase())
     }
-    const index = keysetIndex(indexes, keyset, fixed)
+    const index = keysetIndex(indexes, keyset, conditions)
     if (!index) return
     query.knexQuery.from(query.client.knexRawQuery('?? FORCE INDEX (??)', [table, index]))
     this.#hinted.set(query, { key: this.#indexKey(query, table), table })
@@ -292,8 +310,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     limit: number,
     context: { boundary: boolean } = { boundary: false }
   ): LucidQuery | null {
-    // SQLite runs in-process: a UNION ALL statement costs it as much as two statements
-    if (!(this.options.combineSegments ?? (context.boundary && !isSqlite(query)))) return null
+    if (!(this.options.combineSegments ?? combinesByDefault(query, context))) return null
     if (dialectOf(query) === 'mysql') {
       query.where((group: LucidQuery) => {
         for (const segment of segments) {

@@ -4,9 +4,10 @@
  * created_at < ?`) whenever InnoDB's row estimate for the range is no better,
  * which happens on large tables: the page then reads the whole group in index
  * order and filters it (200 ms instead of 0.4 ms at depth 125,000 of 1,000,000
- * rows). Naming the index with FORCE INDEX makes them seek the range. This
- * module finds that index among the table's indexes, read once from
- * information_schema.
+ * rows). Naming the index with FORCE INDEX makes them seek the range, and
+ * spares the optimizer estimating ranges on every other index, which costs
+ * about as much as reading the page. This module finds that index among the
+ * table's indexes, read once from information_schema.
  */
 import type { ResolvedKeysetColumn, SortDirection } from '../types.ts'
 
@@ -50,28 +51,31 @@ export function tableIndexes(
 }
 
 /**
- * Columns a Lucid query fixes with `where(column, value)`,
- * `where(column, '=', value)` or `whereNull(column)`, all AND-ed. Lucid keeps
- * where clauses in `whereStack` until the query runs. Empty when the query
- * ORs clauses or wraps them; null when it joins tables.
+ * What a keyset query asks besides its keyset predicate (the last where
+ * clause): the columns it fixes with `where(column, value)`,
+ * `where(column, '=', value)` or `whereNull(column)`, and how many other
+ * conditions it has. Lucid keeps where clauses in `whereStack` until the query
+ * runs. Null when the query joins tables, ORs or wraps its clauses.
  */
-export function fixedColumns(query: any): Set<string> | null {
+export function keysetQueryConditions(query: any): { fixed: Set<string>; others: number } | null {
   if (query.knexQuery?._statements?.some((statement: any) => statement.grouping === 'join')) {
     return null
   }
-  const fixed = new Set<string>()
   const stack: { method: string; args: unknown[] }[][] = query.whereStack ?? []
-  if (stack.length !== 1 || stack[0].some(({ method }) => method.startsWith('or'))) return fixed
-  for (const { method, args } of stack[0]) {
+  if (stack.length !== 1 || stack[0].some(({ method }) => method.startsWith('or'))) return null
+  const fixed = new Set<string>()
+  let others = 0
+  for (const { method, args } of stack[0].slice(0, -1)) {
     const [column, operator, value] = args
-    if (typeof column !== 'string') continue
     const equality =
-      (method === 'where' && args.length === 2 && isScalar(operator)) ||
-      (method === 'where' && args.length === 3 && operator === '=' && isScalar(value)) ||
-      (method === 'whereNull' && args.length === 1)
+      typeof column === 'string' &&
+      ((method === 'where' && args.length === 2 && isScalar(operator)) ||
+        (method === 'where' && args.length === 3 && operator === '=' && isScalar(value)) ||
+        (method === 'whereNull' && args.length === 1))
     if (equality) fixed.add(bare(column))
+    else others++
   }
-  return fixed
+  return { fixed, others }
 }
 
 function isScalar(value: unknown) {
@@ -79,24 +83,28 @@ function isScalar(value: unknown) {
 }
 
 /**
- * The index serving a keyset query: its leading columns are all fixed by the
- * query (at least one, else nothing competes with the range), followed by the
- * keyset's other columns in order, each in the keyset's direction (or each
- * reversed, for a backward scan). The longest such match wins; null when no
- * index has one.
+ * The index serving a keyset query: its leading columns are exactly the
+ * columns the query fixes (any order), followed by the keyset's other columns
+ * in order, each in the keyset's direction (or each reversed, for a backward
+ * scan). A range on it reads just the page. A query that fixes nothing gets
+ * one only when it has no other condition either: a selective filter may be
+ * better served by its own index. The longest match wins; null when none.
  */
 export function keysetIndex(
   indexes: readonly TableIndex[],
   keyset: readonly ResolvedKeysetColumn[],
-  fixed: ReadonlySet<string>
+  conditions: { fixed: ReadonlySet<string>; others: number }
 ): string | null {
+  const { fixed, others } = conditions
+  if (fixed.size === 0 && others > 0) return null
   const sorted = keyset
     .map(({ column, direction }) => ({ name: bare(column), direction }))
     .filter(({ name }) => !fixed.has(name))
-  let best: { name: string; score: number } | null = null
+  let best: { name: string; matched: number } | null = null
   for (const index of indexes) {
     let prefix = 0
     while (prefix < index.columns.length && fixed.has(index.columns[prefix].name)) prefix++
+    if (prefix !== fixed.size) continue
     let matched = 0
     let reversed: boolean | null = null
     while (matched < sorted.length && prefix + matched < index.columns.length) {
@@ -107,9 +115,7 @@ export function keysetIndex(
       reversed = flipped
       matched++
     }
-    if (prefix === 0 || matched === 0) continue
-    const score = matched * 100 + prefix
-    if (!best || score > best.score) best = { name: index.name, score }
+    if (matched > 0 && (!best || matched > best.matched)) best = { name: index.name, matched }
   }
   return best?.name ?? null
 }
