@@ -28,16 +28,17 @@ export interface CursorOptions {
 }
 
 /**
- * The direction in which, when the cursor was made, the row right after the
- * cursor's row held another value of the leading sort column: the next page
- * in that direction starts past the cursor's tie, so it is read as one
- * statement. A hint for speed only; every page still reads the tie.
+ * The direction in which, when the cursor was made, the cursor's row was the
+ * last of its segment (the row after it held another value of a few-valued
+ * leading sort column, or crossed a NULL block): the next page in that
+ * direction starts past the cursor's tie and may be read as one statement. A
+ * hint for speed only; every page still reads the tie.
  */
-export type CursorBoundary = 'after' | 'before'
+export type CursorSegmentEnd = 'after' | 'before'
 
 export interface DecodedCursor {
   values: CursorValues
-  boundary?: CursorBoundary
+  segmentEnd?: CursorSegmentEnd
 }
 
 type Encoded = string | number | boolean | null | { d: string; p?: string }
@@ -88,11 +89,11 @@ export function keysetFingerprint(keyset: Keyset): string {
  */
 export function encodeCursor(
   values: CursorValues,
-  options: CursorOptions & { boundary?: CursorBoundary } = {}
+  options: CursorOptions & { segmentEnd?: CursorSegmentEnd } = {}
 ): string {
-  const body: { v: Encoded[]; f?: string; b?: CursorBoundary } = { v: values.map(encodeValue) }
+  const body: { v: Encoded[]; f?: string; e?: CursorSegmentEnd } = { v: values.map(encodeValue) }
   if (options.fingerprint) body.f = options.fingerprint
-  if (options.boundary) body.b = options.boundary
+  if (options.segmentEnd) body.e = options.segmentEnd
   const payload = Buffer.from(JSON.stringify(body)).toString('base64url')
   return options.secret ? `${payload}.${sign(payload, options.secret)}` : payload
 }
@@ -106,7 +107,7 @@ export function decodeCursor(cursor: unknown, options: CursorOptions = {}): Curs
 }
 
 /**
- * `decodeCursor` with the cursor's boundary hint.
+ * `decodeCursor` with the cursor's segment-end hint.
  */
 export function readCursor(cursor: unknown, options: CursorOptions = {}): DecodedCursor | null {
   if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH) {
@@ -132,6 +133,6 @@ export function readCursor(cursor: unknown, options: CursorOptions = {}): Decode
   if (options.fingerprint !== undefined && (body as any).f !== options.fingerprint) return null
   const values = ((body as any).v as unknown[]).map(decodeValue)
   if (values.includes(undefined)) return null
-  const boundary = (body as any).b
-  return boundary === 'after' || boundary === 'before' ? { values, boundary } : { values }
+  const segmentEnd = (body as any).e
+  return segmentEnd === 'after' || segmentEnd === 'before' ? { values, segmentEnd } : { values }
 }

@@ -405,7 +405,7 @@ export class FilterRunner<Row = any> {
             effective,
             segments as KeysetSegment[],
             size + 1,
-            { boundary: values !== null && decoded?.boundary === direction }
+            { segmentEnd: values !== null && decoded?.segmentEnd === direction }
           ) ?? null)
         : null
     if (combined) {
@@ -422,12 +422,12 @@ export class FilterRunner<Row = any> {
     }
 
     const more = rows.length > size
-    const boundary = more && leavesSegment(rows, size, effective)
+    const segmentEnd = more && leavesSegment(rows, size, effective)
     rows = rows.slice(0, size)
     const cursors = rows.map((row, index) => {
       const cursor = encodeCursor(extractCursorValues(row, effective), {
         ...cursorOptions,
-        boundary: boundary && index === size - 1 ? direction : undefined,
+        segmentEnd: segmentEnd && index === size - 1 ? direction : undefined,
       })
       stripPreciseColumns(row, effective.length)
       return cursor

@@ -249,7 +249,7 @@ export interface KeysetAdapter<Query = any, Row = any> {
   /**
    * Optional: one query covering several segments of a page (in keyset order),
    * ordered by the keyset and limited to `limit` rows, so a page is one round
-   * trip. `context.boundary` is true when the cursor says the page starts past
+   * trip. `context.segmentEnd` is true when the cursor says the page starts past
    * the cursor's tie (its first segment is then likely empty). Return null to
    * run the segments one after the other, as for adapters without it.
    */
@@ -258,6 +258,6 @@ export interface KeysetAdapter<Query = any, Row = any> {
     keyset: ResolvedKeysetColumn[],
     segments: KeysetSegment[],
     limit: number,
-    context?: { boundary: boolean }
+    context?: { segmentEnd: boolean }
   ): Query | null
 }

@@ -204,9 +204,9 @@ test.group('Keyset segments and index hints on the database', (group) => {
       sort: 'status,-amount',
       paginate: { first: end },
     })
-    assert.equal(readCursor(first.endCursor)!.boundary, 'after')
+    assert.equal(readCursor(first.endCursor)!.segmentEnd, 'after')
     // Only the cursor the walk continues from carries the hint
-    assert.isUndefined(readCursor(first.startCursor)!.boundary)
+    assert.isUndefined(readCursor(first.startCursor)!.segmentEnd)
 
     const statements: string[] = []
     const next = await orders.findPage(
@@ -226,7 +226,7 @@ test.group('Keyset segments and index hints on the database', (group) => {
       sort: 'status,-amount',
       paginate: { first: end - 3 },
     })
-    assert.isUndefined(readCursor(before.endCursor)!.boundary)
+    assert.isUndefined(readCursor(before.endCursor)!.segmentEnd)
     statements.length = 0
     const spanning = await orders.findPage(
       db.from('pg_test_orders'),
@@ -240,7 +240,7 @@ test.group('Keyset segments and index hints on the database', (group) => {
     assert.lengthOf(statements, dialect() === 'mysql' ? 1 : 2)
   })
 
-  test('a row added to the tie after a boundary cursor still comes first on the next page', async ({
+  test('a row added to the tie after a segment-end cursor still comes first on the next page', async ({
     assert,
   }) => {
     const { expected, end, statuses } = await statusBoundary()
@@ -248,7 +248,7 @@ test.group('Keyset segments and index hints on the database', (group) => {
       sort: 'status,-amount',
       paginate: { first: end },
     })
-    assert.equal(readCursor(first.endCursor)!.boundary, 'after')
+    assert.equal(readCursor(first.endCursor)!.segmentEnd, 'after')
     const last = first.items.at(-1)!
     // Sorts right after the cursor: same status, smaller amount
     const [inserted] = await db
@@ -277,7 +277,7 @@ test.group('Keyset segments and index hints on the database', (group) => {
     }
   })
 
-  test('a forged boundary hint changes how a page is read, never what it holds', async ({
+  test('a forged segment-end hint changes how a page is read, never what it holds', async ({
     assert,
   }) => {
     const { expected } = await statusBoundary()
@@ -287,7 +287,7 @@ test.group('Keyset segments and index hints on the database', (group) => {
     })
     const values = decodeCursor(start.endCursor)!
     const fingerprint = JSON.parse(Buffer.from(start.endCursor!, 'base64url').toString()).f
-    const forged = encodeCursor(values, { fingerprint, boundary: 'after' })
+    const forged = encodeCursor(values, { fingerprint, segmentEnd: 'after' })
     const page = await orders.findPage(db.from('pg_test_orders'), {
       sort: 'status,-amount',
       paginate: { first: 6, after: forged },

@@ -1,6 +1,7 @@
 import { KeysetDate } from '../cursor.ts'
 import { keysetPredicate, preciseAlias } from '../keyset.ts'
 import {
+  bareColumn,
   keysetIndex,
   keysetQueryConditions,
   tableIndexes,
@@ -131,12 +132,12 @@ function plainTable(query: LucidQuery): string | null {
  * page starts past its tie (the tie alone is cheaper inside a group). SQLite:
  * never, it runs in-process and one UNION ALL costs it what two statements do.
  */
-function combinesByDefault(query: LucidQuery, context: { boundary: boolean }) {
+function combinesByDefault(query: LucidQuery, context: { segmentEnd: boolean }) {
   if (dialectOf(query) === 'mysql') return true
-  return isPostgres(query) && context.boundary
+  return isPostgres(query) && context.segmentEnd
 }
 
-/** MySQL's error for FORCE INDEX naming an index the table no longer has */
+/** MySQL's error (its own spelling) for FORCE INDEX naming an index the table no longer has */
 const ER_KEY_DOES_NOT_EXITS = 1176
 
 /**
@@ -205,7 +206,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     if (!table || !indexes || !conditions) return
     // The tie and NULL-block segments fix the leading column too (`a = x`, `a IS NULL`)
     if (segment?.kind === 'tie' || segment?.kind === 'nullsAfter') {
-      conditions.fixed.add(keyset[0].column.split('.').at(-1)!.toLowerCase())
+      conditions.fixed.add(bareColumn(keyset[0].column))
     }
     const index = keysetIndex(indexes, keyset, conditions)
     if (!index) return
@@ -300,7 +301,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
    * derived table named like the source table, ordered and limited again
    * outside; model queries keep their preloads and hydration, the precise date
    * columns pass through. Null (segments one after the other) unless asked by
-   * `combineSegments` or, by default, at a boundary; and for UNION ALL, for
+   * `combineSegments` or by default (see `combinesByDefault`); and for UNION ALL, for
    * queries with joins, groups, unions, CTEs or locks.
    */
   combineKeysetSegments(
@@ -308,7 +309,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     keyset: ResolvedKeysetColumn[],
     segments: KeysetSegment[],
     limit: number,
-    context: { boundary: boolean } = { boundary: false }
+    context: { segmentEnd: boolean } = { segmentEnd: false }
   ): LucidQuery | null {
     if (!(this.options.combineSegments ?? combinesByDefault(query, context))) return null
     if (dialectOf(query) === 'mysql') {

@@ -21,7 +21,10 @@ export interface TableIndex {
   columns: IndexColumn[]
 }
 
-function bare(column: string) {
+/**
+ * A column's name without its table, lower-cased as information_schema gives it.
+ */
+export function bareColumn(column: string) {
   return column.slice(column.lastIndexOf('.') + 1).toLowerCase()
 }
 
@@ -72,7 +75,7 @@ export function keysetQueryConditions(query: any): { fixed: Set<string>; others:
       ((method === 'where' && args.length === 2 && isScalar(operator)) ||
         (method === 'where' && args.length === 3 && operator === '=' && isScalar(value)) ||
         (method === 'whereNull' && args.length === 1))
-    if (equality) fixed.add(bare(column))
+    if (equality) fixed.add(bareColumn(column))
     else others++
   }
   return { fixed, others }
@@ -98,7 +101,7 @@ export function keysetIndex(
   const { fixed, others } = conditions
   if (fixed.size === 0 && others > 0) return null
   const sorted = keyset
-    .map(({ column, direction }) => ({ name: bare(column), direction }))
+    .map(({ column, direction }) => ({ name: bareColumn(column), direction }))
     .filter(({ name }) => !fixed.has(name))
   let best: { name: string; matched: number } | null = null
   for (const index of indexes) {
