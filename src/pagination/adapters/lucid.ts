@@ -320,7 +320,8 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
         }
       })
       this.applyKeysetOrderAndLimit(query, keyset, limit)
-      this.#hintIndex(query, keyset, null)
+      // Hinted as its first segment (the tie) would be: the same index serves every range
+      this.#hintIndex(query, keyset, segments[0])
       return query
     }
     const knexQuery = query.knexQuery
