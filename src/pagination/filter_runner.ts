@@ -393,33 +393,10 @@ export class FilterRunner<Row = any> {
     const size = (backward ? last : first) ?? first ?? rules.defaultPageSize
 
     const effective = backward ? reverseKeyset(keyset) : keyset
-    let rows: any[] = []
-    const segments = planSegments(effective, values)
-    // Several segments (a tie and what lies beyond it, a NULL block) in one statement when the
-    // adapter combines them (by default where the cursor says the page starts past its tie);
-    // otherwise one after the other, each only when the page is still short
-    const combined =
-      segments.length > 1 && typeof adapter.combineKeysetSegments === 'function'
-        ? (this.#adapter.combineKeysetSegments!(
-            base.clone(),
-            effective,
-            segments as KeysetSegment[],
-            size + 1,
-            { segmentEnd: values !== null && decoded?.segmentEnd === direction }
-          ) ?? null)
-        : null
-    if (combined) {
-      options.onQuery?.(combined)
-      rows = await this.#adapter.getResult(combined)
-    }
-    for (const segment of combined ? [] : segments) {
-      if (rows.length > size) break
-      const query = base.clone()
-      if (segment) this.#adapter.applyKeysetPagination(query, effective, segment)
-      this.#adapter.applyKeysetOrderAndLimit(query, effective, size + 1 - rows.length, segment)
-      options.onQuery?.(query)
-      rows = rows.concat(await this.#adapter.getResult(query))
-    }
+    let rows = await this.#readRows(base, effective, planSegments(effective, values), size + 1, {
+      segmentEnd: values !== null && decoded?.segmentEnd === direction,
+      onQuery: options.onQuery,
+    })
 
     const more = rows.length > size
     const segmentEnd = more && leavesSegment(rows, size, effective)
@@ -448,6 +425,45 @@ export class FilterRunner<Row = any> {
       endCursor: cursors.at(-1) ?? null,
       ...(options.withTotal ? { total: await this.#count(base) } : {}),
     }
+  }
+
+  /**
+   * Up to `limit` rows of a page's segments in keyset order: in one statement
+   * when the adapter combines them (a tie and what lies beyond it, a NULL
+   * block), otherwise one after the other, each only while the page is short.
+   */
+  async #readRows(
+    base: LucidQuery,
+    keyset: ResolvedKeysetColumn[],
+    segments: (KeysetSegment | null)[],
+    limit: number,
+    { segmentEnd, onQuery }: { segmentEnd: boolean; onQuery?: PageOptions['onQuery'] }
+  ): Promise<any[]> {
+    const adapter = this.#adapter
+    const combined =
+      segments.length > 1
+        ? adapter.combineKeysetSegments?.(
+            base.clone(),
+            keyset,
+            segments as KeysetSegment[],
+            limit,
+            { segmentEnd }
+          )
+        : null
+    if (combined) {
+      onQuery?.(combined)
+      return adapter.getResult(combined)
+    }
+    let rows: any[] = []
+    for (const segment of segments) {
+      if (rows.length >= limit) break
+      const query = base.clone()
+      if (segment) adapter.applyKeysetPagination(query, keyset, segment)
+      adapter.applyKeysetOrderAndLimit(query, keyset, limit - rows.length, segment)
+      onQuery?.(query)
+      rows = rows.concat(await adapter.getResult(query))
+    }
+    return rows
   }
 
   async #count(query: LucidQuery): Promise<number> {
