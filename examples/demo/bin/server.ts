@@ -1,6 +1,7 @@
 /**
  * Starts the demo: runs the migrations, then serves on PORT (3333 by default).
  */
+import { mkdir } from 'node:fs/promises'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
 
 const APP_ROOT = new URL('../', import.meta.url)
@@ -15,6 +16,8 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
   .tap((app) => {
     app.booting(async () => {
       await import('../start/env.ts')
+      // The SQLite file lives in tmp/: providers may query it while booting
+      await mkdir(app.tmpPath(), { recursive: true })
     })
     app.booted(async () => {
       const { migrate } = await import('../start/migrate.ts')

@@ -1,5 +1,4 @@
 import type { ApplicationService } from '@adonisjs/core/types'
-import { mkdir } from 'node:fs/promises'
 import { MigrationRunner } from '@adonisjs/lucid/migration'
 
 /**
@@ -7,7 +6,6 @@ import { MigrationRunner } from '@adonisjs/lucid/migration'
  * pagination page's orders on the first.
  */
 export async function migrate(app: ApplicationService) {
-  await mkdir(app.tmpPath(), { recursive: true })
   const db = await app.container.make('lucid.db')
   const runner = new MigrationRunner(db, app, { direction: 'up' })
   await runner.run()
