@@ -45,6 +45,8 @@ const SHAPES = [
   { shape: 'single column', input: { sort: '-createdAt' } as any, depth: DEPTH },
   // The page after row 500,000 starts the third status: an empty tie, then what lies beyond it
   { shape: 'mixed directions', input: { sort: 'status,-amount' }, depth: DEPTH },
+  // The same at the first status's end: what a group's end costs does not grow with depth
+  { shape: 'mixed, first group end', input: { sort: 'status,-amount' }, depth: DEPTH / 2 },
   // Ten rows before the third status: the rest of the tie, then what lies beyond it
   { shape: 'mixed, across groups', input: { sort: 'status,-amount' }, depth: DEPTH - 10 },
   // Three quarters into the second status: the tie alone fills the page
