@@ -118,11 +118,28 @@ function pageAlias(keyset: ResolvedKeysetColumn[]): string | null {
 }
 
 /**
+ * The source a query reads, as written: a table name, `name as alias`, or a raw source.
+ */
+function querySource(query: LucidQuery): unknown {
+  return query.model?.table ?? query.knexQuery?._single?.table
+}
+
+/**
  * The table a query reads when it is a plain name (no alias, no raw source).
  */
 function plainTable(query: LucidQuery): string | null {
-  const table = query.model?.table ?? query.knexQuery?._single?.table
+  const table = querySource(query)
   return typeof table === 'string' && /^[\w$.]+$/.test(table) ? table : null
+}
+
+/**
+ * The name the query's columns are qualified with: the table or its alias;
+ * null for a raw source (e.g. one carrying an index hint).
+ */
+function tableQualifier(query: LucidQuery): string | null {
+  const table = querySource(query)
+  if (typeof table !== 'string') return null
+  return table.split(/\s+as\s+/i).at(-1)!.trim()
 }
 
 /**
@@ -267,12 +284,11 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     let selectsColumns = query.knexQuery._statements.some(
       (statement: any) => statement.grouping === 'columns'
     )
-    const table = query.model?.table ?? query.knexQuery._single?.table
+    const qualifier = tableQualifier(query)
     keyset.forEach((column, index) => {
       if (column.type === 'date' || column.type === 'datetime') {
         if (!selectsColumns) {
-          // A raw source (e.g. one carrying an index hint) has no name to qualify `*` with
-          query.select(typeof table === 'string' ? `${table}.*` : '*')
+          query.select(qualifier ? `${qualifier}.*` : '*')
           selectsColumns = true
         }
         query.knexQuery.select(
