@@ -1,5 +1,10 @@
 import { configPkg } from '@adonisjs/eslint-config'
 
 export default configPkg({
-  ignores: ['tmp/**', 'examples/demo/tmp/**', 'examples/demo/public/**'],
+  ignores: [
+    'tmp/**',
+    'examples/demo/tmp/**',
+    'examples/demo/public/**',
+    'examples/demo/.adonisjs/**',
+  ],
 })

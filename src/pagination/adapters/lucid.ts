@@ -139,7 +139,10 @@ function plainTable(query: LucidQuery): string | null {
 function tableQualifier(query: LucidQuery): string | null {
   const table = querySource(query)
   if (typeof table !== 'string') return null
-  return table.split(/\s+as\s+/i).at(-1)!.trim()
+  return table
+    .split(/\s+as\s+/i)
+    .at(-1)!
+    .trim()
 }
 
 /**
