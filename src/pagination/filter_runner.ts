@@ -452,7 +452,10 @@ export class FilterRunner<Row = any> {
         : null
     if (combined) {
       onQuery?.(combined)
-      return adapter.getResult(combined)
+      const rows = await adapter.getResult(combined)
+      // A combined read may come back empty when it cannot answer (a guarded read whose
+      // guard failed): the segments are then read one by one
+      if (rows.length > 0) return rows
     }
     let rows: any[] = []
     for (const segment of segments) {

@@ -346,3 +346,45 @@ export function keysetPredicate(
     }
   }
 }
+
+/**
+ * A segment's rows as index seeks to probe one by one, their OR being the
+ * segment: for the tie of `status,-amount` after (paid, 50, 7),
+ * `status = ? AND amount = ? AND id < ?` then `status = ? AND amount < ?`.
+ * Each is an exact seek even where the database cannot compare a row value
+ * (SQLite stops one at the rowid column), so probing a segment for rows reads
+ * none of the rows tied with the cursor before it. Defined for the segments
+ * that start right after the cursor (`after`, `tie`, `nullsAfter`).
+ */
+export function segmentProbes(
+  keyset: readonly ResolvedKeysetColumn[],
+  segment: KeysetSegment,
+  bind: Bind
+): SqlFragment[] {
+  if (segment.kind !== 'after' && segment.kind !== 'tie' && segment.kind !== 'nullsAfter') {
+    return [keysetPredicate(keyset, segment, bind)]
+  }
+  const values = segment.values
+  const from = segment.kind === 'after' ? 0 : 1
+  const prefix: SqlFragment[] =
+    segment.kind === 'after'
+      ? []
+      : [equals(keyset[0], segment.kind === 'tie' ? values[0] : null, bind)]
+  const probes: SqlFragment[] = []
+  for (let index = keyset.length - 1; index >= from; index--) {
+    const strict = strictlyAfter(keyset[index], values[index], bind, index === 0)
+    if (!strict) continue
+    const parts = [
+      ...prefix,
+      ...keyset
+        .slice(from, index)
+        .map((column, offset) => equals(column, values[from + offset], bind)),
+      strict,
+    ]
+    probes.push({
+      sql: parts.map(({ sql }) => sql).join(' AND '),
+      bindings: parts.flatMap(({ bindings }) => bindings),
+    })
+  }
+  return probes
+}

@@ -163,6 +163,17 @@ test.group('Keyset query plans', (group) => {
     await assertSeeks(assert, db, queries[0])
   })
 
+  test('a page right past a group end, announced by its cursor, is one statement of index seeks', async ({
+    assert,
+  }) => {
+    // 5,000 rows per status: the cursor of row 5,000 ends the first group
+    const { start, page, queries } = await pageAfter(orders, 'status,-amount', 4_999, 25)
+    assert.lengthOf(page.items, 25)
+    assert.isTrue(page.items.every((row) => row.status !== start.items[0].status))
+    assert.lengthOf(queries, 1)
+    await assertSeeks(assert, db, queries[0])
+  })
+
   for (const { label, runner } of MODES.slice(1)) {
     test(`a page across a group boundary of a few-valued leading column seeks an index per segment${label}`, async ({
       assert,

@@ -1,5 +1,5 @@
 import { KeysetDate } from '../cursor.ts'
-import { keysetPredicate, preciseAlias } from '../keyset.ts'
+import { keysetPredicate, preciseAlias, segmentProbes } from '../keyset.ts'
 import {
   bareColumn,
   keysetIndex,
@@ -148,13 +148,13 @@ function tableQualifier(query: LucidQuery): string | null {
 /**
  * Whether a page's segments run as one statement unless `combineSegments`
  * says otherwise. MySQL/MariaDB: always, one range scan of the forced index
- * costs about what the tie alone does. PostgreSQL: where the cursor says the
- * page starts past its tie (the tie alone is cheaper inside a group). SQLite:
- * never, it runs in-process and one UNION ALL costs it what two statements do.
+ * costs about what the tie alone does. PostgreSQL and SQLite: where the
+ * cursor says the page starts past its tie (inside a group the tie alone is
+ * cheaper); SQLite then reads the next segment guarded by probes of the tie,
+ * since a UNION ALL costs it more than two statements.
  */
 function combinesByDefault(query: LucidQuery, context: { segmentEnd: boolean }) {
-  if (dialectOf(query) === 'mysql') return true
-  return isPostgres(query) && context.segmentEnd
+  return dialectOf(query) === 'mysql' || context.segmentEnd
 }
 
 /** MySQL's error (its own spelling) for FORCE INDEX naming an index the table no longer has */
@@ -176,8 +176,8 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
        * Run the segments of a page (a tie and what lies beyond it, a NULL
        * block) as one statement instead of one after the other: `true` on
        * every such page, `false` never. By default: always on MySQL/MariaDB,
-       * on PostgreSQL where the cursor says the page starts past its tie,
-       * never on SQLite (see docs/pagination.md, "Keyset SQL")
+       * elsewhere where the cursor says the page starts past its tie (see
+       * docs/pagination.md, "Adapters")
        */
       combineSegments?: boolean
       /**
@@ -313,6 +313,32 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
   }
 
   /**
+   * A page the cursor says starts past its first segment (the tie), as one
+   * statement: the second segment's rows, guarded by NOT EXISTS probes of the
+   * first (each an exact index seek). It reads what a page 1 of the second
+   * segment reads, plus the probes. Empty when the first segment has rows
+   * after all (added since the cursor was made): the runner then reads the
+   * segments one by one.
+   */
+  #pastFirstSegment(
+    query: LucidQuery,
+    keyset: ResolvedKeysetColumn[],
+    [first, second]: KeysetSegment[],
+    limit: number
+  ): LucidQuery {
+    const bind = (value: unknown, column: ResolvedKeysetColumn) =>
+      bindValue(query, value, column.type)
+    const guards = segmentProbes(keyset, first, bind).map((probe) => {
+      const guard = query.clone().clearSelect().clearOrder().clearLimit().clearOffset()
+      guard.knexQuery.select(query.client.knexRawQuery('1'))
+      return guard.whereRaw(probe.sql, probe.bindings).limit(1)
+    })
+    for (const guard of guards) query.whereNotExists(guard)
+    this.applyKeysetPagination(query, keyset, second)
+    return this.applyKeysetOrderAndLimit(query, keyset, limit, second)
+  }
+
+  /**
    * The segments of one page as one statement. On MySQL and MariaDB, their
    * predicates OR-ed: the range optimizer turns them into index ranges read in
    * order. Elsewhere, each segment a branch with its own ORDER BY and LIMIT
@@ -342,6 +368,9 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
       // Hinted as its first segment (the tie) would be: the same index serves every range
       this.#hintIndex(query, keyset, segments[0])
       return query
+    }
+    if (isSqlite(query) && this.options.combineSegments === undefined && segments.length === 2) {
+      return this.#pastFirstSegment(query, keyset, segments, limit)
     }
     const knexQuery = query.knexQuery
     const alias = pageAlias(keyset)
