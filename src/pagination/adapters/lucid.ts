@@ -331,7 +331,8 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     const guards = segmentProbes(keyset, first, bind).map((probe) => {
       const guard = query.clone().clearSelect().clearOrder().clearLimit().clearOffset()
       guard.knexQuery.select(query.client.knexRawQuery('1'))
-      return guard.whereRaw(probe.sql, probe.bindings).limit(1)
+      // EXISTS stops at the first row: no LIMIT (one binding fewer to prepare)
+      return guard.whereRaw(probe.sql, probe.bindings)
     })
     for (const guard of guards) query.whereNotExists(guard)
     this.applyKeysetPagination(query, keyset, second)
