@@ -17,7 +17,15 @@ import {
 } from '../../src/pagination/adapters/mysql_index_hint.ts'
 import type { ResolvedKeysetColumn } from '../../src/pagination/types.ts'
 import { dialect } from '../helpers.ts'
-import { createSchema, dropSchema, expectedIds, openDatabase } from './helpers.ts'
+import { BaseModel } from '@adonisjs/lucid/orm'
+import {
+  PgTestCustomer,
+  PgTestOrder,
+  createSchema,
+  dropSchema,
+  expectedIds,
+  openDatabase,
+} from './helpers.ts'
 
 const column = (
   name: string,
@@ -276,6 +284,39 @@ test.group('Keyset segments and index hints on the database', (group) => {
       expected.slice(end - 3, end + 2)
     )
     assert.lengthOf(statements, dialect() === 'mysql' ? 1 : 2)
+  })
+
+  test('a model walk with preloads crosses each status group end in one statement', async ({
+    assert,
+  }) => {
+    BaseModel.useAdapter(db.modelAdapter())
+    const models = defineFilters(PgTestOrder, {
+      fields: { amount: 'number' },
+      sortable: ['status', 'amount'],
+      includable: ['customer'],
+    }).with({ config: defineConfig({}) })
+    const { expected, end } = await statusBoundary()
+    const first = await models.findPage(PgTestOrder, {
+      sort: 'status,-amount',
+      paginate: { first: end },
+    })
+    const statements: string[] = []
+    const next = await models.findPage(
+      PgTestOrder,
+      {
+        sort: 'status,-amount',
+        include: 'customer',
+        paginate: { first: 4, after: first.endCursor! },
+      },
+      { onQuery: (query) => statements.push(query.toSQL().sql) }
+    )
+    assert.lengthOf(statements, 1)
+    assert.deepEqual(
+      next.items.map((order) => order.id),
+      expected.slice(end, end + 4)
+    )
+    assert.isTrue(next.items.every((order) => order.customer instanceof PgTestCustomer))
+    assert.isTrue(next.items.every((order) => Object.keys(order.$extras).length === 0))
   })
 
   test('a row added to the tie after a segment-end cursor still comes first on the next page', async ({
