@@ -1,6 +1,5 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
-import { BaseModel } from '@adonisjs/lucid/orm'
 import {
   defineConfig,
   defineFilters,
@@ -8,14 +7,7 @@ import {
   type CursorPage,
   type KeysetAdapter,
 } from '../../src/pagination/main.ts'
-import {
-  PgTestCustomer,
-  PgTestOrder,
-  createSchema,
-  dropSchema,
-  expectedIds,
-  openDatabase,
-} from './helpers.ts'
+import { PgTestCustomer, PgTestOrder, expectedIds, withSeededOrders } from './helpers.ts'
 import { dialect } from '../helpers.ts'
 
 /**
@@ -88,14 +80,8 @@ const ids = (page: CursorPage<any>) => page.items.map((row) => Number(row.id))
 
 test.group('Keyset segments as one statement', (group) => {
   let db: Database
-  group.setup(async () => {
-    db = await openDatabase()
-    BaseModel.useAdapter(db.modelAdapter())
-    await createSchema(db)
-    return async () => {
-      await dropSchema(db)
-      await db.manager.closeAll()
-    }
+  withSeededOrders(group, (opened) => {
+    db = opened
   })
 
   for (const shape of SHAPES) {

@@ -1,6 +1,4 @@
 import { test } from '@japa/runner'
-import type { Database } from '@adonisjs/lucid/database'
-import { BaseModel } from '@adonisjs/lucid/orm'
 import { DateTime } from 'luxon'
 import {
   KeysetDate,
@@ -11,7 +9,7 @@ import {
   encodeCursor,
   extractCursorValues,
 } from '../../src/pagination/main.ts'
-import { PgTestOrder, createSchema, dropSchema, openDatabase } from './helpers.ts'
+import { PgTestOrder, withSeededOrders } from './helpers.ts'
 
 test.group('Cursor primitives', () => {
   test('a cursor is base64url JSON and dates round-trip as dates', ({ assert }) => {
@@ -66,16 +64,7 @@ test.group('Cursor primitives', () => {
 })
 
 test.group('Cursor precision', (group) => {
-  let db: Database
-  group.setup(async () => {
-    db = await openDatabase()
-    BaseModel.useAdapter(db.modelAdapter())
-    await createSchema(db)
-    return async () => {
-      await dropSchema(db)
-      await db.manager.closeAll()
-    }
-  })
+  withSeededOrders(group)
 
   test('a timestamp cursor keeps the microseconds while callers receive dates', async ({
     assert,

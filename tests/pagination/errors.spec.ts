@@ -1,7 +1,5 @@
 import { test } from '@japa/runner'
 import { ExceptionHandler } from '@adonisjs/core/http'
-import type { Database } from '@adonisjs/lucid/database'
-import { BaseModel } from '@adonisjs/lucid/orm'
 import {
   LucidAdapter,
   decodeCursor,
@@ -13,7 +11,7 @@ import {
   toHttpPage,
 } from '../../src/pagination/main.ts'
 import { setupApp } from '../helpers.ts'
-import { PgTestOrder, createSchema, dropSchema, openDatabase } from './helpers.ts'
+import { PgTestOrder, withSeededOrders } from './helpers.ts'
 
 const orders = defineFilters(PgTestOrder, {
   fields: { amount: 'number', paid: 'boolean', shippedAt: { type: 'datetime', nullable: true } },
@@ -68,16 +66,7 @@ const BAD_REQUESTS: [string, string][] = [
 ]
 
 test.group('Pagination errors', (group) => {
-  let db: Database
-  group.setup(async () => {
-    db = await openDatabase()
-    BaseModel.useAdapter(db.modelAdapter())
-    await createSchema(db)
-    return async () => {
-      await dropSchema(db)
-      await db.manager.closeAll()
-    }
-  })
+  withSeededOrders(group)
 
   test('every undeclared or uncoercible input is a 400 naming it, never a 500', async ({
     assert,

@@ -1,9 +1,8 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
-import { BaseModel } from '@adonisjs/lucid/orm'
 import { defineConfig, defineFilters, toHttpPage } from '../../src/pagination/main.ts'
 import { dialect, setupApp } from '../helpers.ts'
-import { PgTestOrder, createSchema, dropSchema, openDatabase } from './helpers.ts'
+import { PgTestOrder, withSeededOrders } from './helpers.ts'
 
 const orders = defineFilters(PgTestOrder, {
   fields: {
@@ -40,14 +39,8 @@ async function filtered(filter: Record<string, unknown>, extra: Record<string, u
 
 test.group('FilterRunner', (group) => {
   let db: Database
-  group.setup(async () => {
-    db = await openDatabase()
-    BaseModel.useAdapter(db.modelAdapter())
-    await createSchema(db)
-    return async () => {
-      await dropSchema(db)
-      await db.manager.closeAll()
-    }
+  withSeededOrders(group, (opened) => {
+    db = opened
   })
 
   test('eq, ne, in and notIn match the plain SQL', async ({ assert }) => {

@@ -7,6 +7,7 @@ import { AppFactory } from '@adonisjs/core/factories/app'
 import { Database } from '@adonisjs/lucid/database'
 import { BaseModel, belongsTo, column, hasMany } from '@adonisjs/lucid/orm'
 import type { BelongsTo, HasMany } from '@adonisjs/lucid/types/relations'
+import type { Group } from '@japa/runner/core'
 import { databaseConfig, dialect } from '../helpers.ts'
 
 const DIRECTORY = fileURLToPath(new URL('../../tmp/pagination/', import.meta.url))
@@ -64,6 +65,27 @@ export class PgTestOrder extends BaseModel {
 
   @belongsTo(() => PgTestCustomer, { foreignKey: 'customerId' })
   declare customer: BelongsTo<typeof PgTestCustomer>
+}
+
+/**
+ * For a test group: opens the database, binds the models to it, seeds
+ * pg_test_orders (see `createSchema`) and hands the database to `ready`; drops
+ * the tables and closes the connections after the group.
+ */
+export function withSeededOrders(
+  group: Group,
+  ready: (db: Database) => void | Promise<void> = () => {}
+) {
+  group.setup(async () => {
+    const db = await openDatabase()
+    BaseModel.useAdapter(db.modelAdapter())
+    await createSchema(db)
+    await ready(db)
+    return async () => {
+      await dropSchema(db)
+      await db.manager.closeAll()
+    }
+  })
 }
 
 /**

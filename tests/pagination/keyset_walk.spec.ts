@@ -1,15 +1,7 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
-import { BaseModel } from '@adonisjs/lucid/orm'
 import { defineConfig, defineFilters, type CursorPage } from '../../src/pagination/main.ts'
-import {
-  ROWS,
-  PgTestOrder,
-  createSchema,
-  dropSchema,
-  expectedIds,
-  openDatabase,
-} from './helpers.ts'
+import { PgTestOrder, ROWS, expectedIds, withSeededOrders } from './helpers.ts'
 
 const orders = defineFilters(PgTestOrder, {
   fields: {
@@ -121,14 +113,8 @@ const ids = (page: CursorPage<PgTestOrder>) => page.items.map((order) => Number(
 
 test.group('Keyset walks', (group) => {
   let db: Database
-  group.setup(async () => {
-    db = await openDatabase()
-    BaseModel.useAdapter(db.modelAdapter())
-    await createSchema(db)
-    return async () => {
-      await dropSchema(db)
-      await db.manager.closeAll()
-    }
+  withSeededOrders(group, (opened) => {
+    db = opened
   })
 
   for (const shape of SHAPES) {

@@ -17,14 +17,12 @@ import {
 } from '../../src/pagination/adapters/mysql_index_hint.ts'
 import type { ResolvedKeysetColumn } from '../../src/pagination/types.ts'
 import { dialect } from '../helpers.ts'
-import { BaseModel } from '@adonisjs/lucid/orm'
 import {
   PgTestCustomer,
   PgTestOrder,
-  createSchema,
-  dropSchema,
   expectedIds,
   openDatabase,
+  withSeededOrders,
 } from './helpers.ts'
 
 const column = (
@@ -205,16 +203,11 @@ test.group('MySQL index hints', () => {
 
 test.group('Keyset segments and index hints on the database', (group) => {
   let db: Database
-  group.setup(async () => {
-    db = await openDatabase()
-    await createSchema(db)
+  withSeededOrders(group, async (opened) => {
+    db = opened
     await db.rawQuery(
       'create index pg_test_orders_status_created_idx on pg_test_orders (status, created_at, id)'
     )
-    return async () => {
-      await dropSchema(db)
-      await db.manager.closeAll()
-    }
   })
 
   const definition = {
@@ -289,7 +282,6 @@ test.group('Keyset segments and index hints on the database', (group) => {
   test('a model walk with preloads crosses each status group end in one statement', async ({
     assert,
   }) => {
-    BaseModel.useAdapter(db.modelAdapter())
     const models = defineFilters(PgTestOrder, {
       fields: { amount: 'number' },
       sortable: ['status', 'amount'],
