@@ -252,13 +252,13 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     return query.model?.primaryKey ?? this.options.primaryKey ?? 'id'
   }
 
+  /** How a keyset value is bound on the query's dialect */
+  #binder(query: LucidQuery) {
+    return (value: unknown, column: ResolvedKeysetColumn) => bindValue(query, value, column.type)
+  }
+
   #predicate(query: LucidQuery, keyset: ResolvedKeysetColumn[], segment: KeysetSegment) {
-    return keysetPredicate(
-      keyset,
-      segment,
-      (value, column) => bindValue(query, value, column.type),
-      { rowValues: isPostgres(query) }
-    )
+    return keysetPredicate(keyset, segment, this.#binder(query), { rowValues: isPostgres(query) })
   }
 
   applyKeysetPagination(
@@ -326,9 +326,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     [first, second]: KeysetSegment[],
     limit: number
   ): LucidQuery {
-    const bind = (value: unknown, column: ResolvedKeysetColumn) =>
-      bindValue(query, value, column.type)
-    const guards = segmentProbes(keyset, first, bind).map((probe) => {
+    const guards = segmentProbes(keyset, first, this.#binder(query)).map((probe) => {
       const guard = query.clone().clearSelect().clearOrder().clearLimit().clearOffset()
       guard.knexQuery.select(query.client.knexRawQuery('1'))
       // EXISTS stops at the first row: no LIMIT (one binding fewer to prepare)
