@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, rm } from 'node:fs/promises'
 import { getActiveTest } from '@japa/runner'
 import { IgnitorFactory } from '@adonisjs/core/factories'
 import type { FileSystem } from '@japa/file-system'
@@ -28,20 +28,38 @@ export function dialect(): Dialect {
   return value
 }
 
+/**
+ * One id per test run, inherited by the processes a run spawns: each run gets
+ * its own PostgreSQL and MariaDB database and its own tmp/ folder, so two runs
+ * (two checkouts, or CI beside a developer) never share a table or a file.
+ * bin/test.ts sets it; a script that imports these helpers alone shares "local".
+ */
+export const RUN_ID = process.env.ATRIUM_TEST_RUN ?? 'local'
+
+/** The server-side database that holds a run's database (PG_DATABASE / MYSQL_DATABASE) */
+const ADMIN_DATABASE = {
+  pg: process.env.PG_DATABASE ?? 'test',
+  mysql: process.env.MYSQL_DATABASE ?? 'test',
+}
+
+function runDatabase(base: string) {
+  return RUN_ID === 'local' ? base : `${base}_run_${RUN_ID}`
+}
+
 export const SERVICES = {
   pg: {
     host: process.env.PG_HOST ?? '127.0.0.1',
     port: Number(process.env.PG_PORT ?? 5432),
     user: process.env.PG_USER ?? 'postgres',
     password: process.env.PG_PASSWORD ?? '',
-    database: process.env.PG_DATABASE ?? 'test',
+    database: runDatabase(ADMIN_DATABASE.pg),
   },
   mysql: {
     host: process.env.MYSQL_HOST ?? '127.0.0.1',
     port: Number(process.env.MYSQL_PORT ?? 3306),
     user: process.env.MYSQL_USER ?? 'root',
     password: process.env.MYSQL_PASSWORD ?? '',
-    database: process.env.MYSQL_DATABASE ?? 'test',
+    database: runDatabase(ADMIN_DATABASE.mysql),
   },
   redis: {
     host: process.env.REDIS_HOST ?? '127.0.0.1',
@@ -49,7 +67,8 @@ export const SERVICES = {
   },
 }
 
-const TMP_ROOT = fileURLToPath(new URL('../tmp/', import.meta.url))
+/** This run's scratch folder: tmp/run-<id>/ */
+export const TMP_ROOT = fileURLToPath(new URL(`../tmp/run-${RUN_ID}/`, import.meta.url))
 
 /**
  * Lucid connection config for a dialect; SQLite writes to a file under `directory`.
@@ -81,6 +100,59 @@ export function databaseConfig(directory?: string): DatabaseConfig {
 }
 
 /**
+ * A Lucid connection to the server-side database a run's own database lives
+ * in (`test` unless PG_DATABASE / MYSQL_DATABASE say otherwise).
+ */
+function adminDatabase(which: 'pg' | 'mysql') {
+  const connection = connectionConfig(which) as any
+  connection.connection.database = ADMIN_DATABASE[which]
+  return new Database(
+    { connection: which, connections: { [which]: connection } },
+    new LoggerFactory().create(),
+    new Emitter(new AppFactory().create(new URL('../', import.meta.url)))
+  )
+}
+
+/**
+ * Creates this run's database on the selected server (and drops it when the
+ * run ends, through the returned function). Names are ours, so they are
+ * interpolated: `RUN_ID` is digits set by bin/test.ts.
+ */
+export async function createRunDatabase(): Promise<() => Promise<void>> {
+  const which = dialect()
+  await mkdir(TMP_ROOT, { recursive: true })
+  const removeTmp = async () => {
+    if (RUN_ID !== 'local') await rm(TMP_ROOT, { recursive: true, force: true })
+  }
+  if (which === 'sqlite' || RUN_ID === 'local') {
+    return removeTmp
+  }
+  if (!/^\w+$/.test(RUN_ID)) {
+    throw new Error(`ATRIUM_TEST_RUN must be letters, digits or _ (got "${RUN_ID}")`)
+  }
+  const name = SERVICES[which].database
+  const quoted = which === 'pg' ? `"${name}"` : `\`${name}\``
+  const admin = adminDatabase(which)
+  try {
+    await admin.rawQuery(`drop database if exists ${quoted}`)
+    await admin.rawQuery(`create database ${quoted}`)
+  } finally {
+    await admin.manager.closeAll()
+  }
+  return async () => {
+    const dropper = adminDatabase(which)
+    try {
+      // PostgreSQL refuses to drop a database with open sessions
+      const force = which === 'pg' ? ' with (force)' : ''
+      await dropper.rawQuery(`drop database if exists ${quoted}${force}`)
+    } finally {
+      await dropper.manager.closeAll()
+      await removeTmp()
+    }
+  }
+}
+
+/**
  * Fails fast, naming the service and how to start it, when the selected
  * database or Redis does not answer.
  */
@@ -88,15 +160,11 @@ export async function assertServicesReachable() {
   const problems: string[] = []
   const which = dialect()
   if (which !== 'sqlite') {
-    const db = new Database(
-      databaseConfig(),
-      new LoggerFactory().create(),
-      new Emitter(new AppFactory().create(new URL('../', import.meta.url)))
-    )
+    const db = adminDatabase(which)
     try {
       await db.rawQuery('select 1')
     } catch (error) {
-      const where = `${SERVICES[which].host}:${SERVICES[which].port}/${SERVICES[which].database}`
+      const where = `${SERVICES[which].host}:${SERVICES[which].port}/${ADMIN_DATABASE[which]}`
       const name = which === 'pg' ? 'PostgreSQL' : 'MariaDB'
       problems.push(
         `${name} is not reachable at ${where} (DB=${which}): ${(error as Error).message}`

@@ -1,10 +1,11 @@
 import { test } from '@japa/runner'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import Configure from '@adonisjs/core/commands/configure'
 import { AppFactory } from '@adonisjs/core/factories/app'
 import { MigrationRunner } from '@adonisjs/lucid/migration'
 import * as Y from 'yjs'
-import { PACKAGE_ENTRY, createDatabase, setupConsoleApp } from '../helpers.ts'
+import { PACKAGE_ENTRY, TMP_ROOT, createDatabase, setupConsoleApp } from '../helpers.ts'
 import { LucidWebhookStore } from '../../src/payments/store.ts'
 import { WebhookProcessor } from '../../src/payments/processor.ts'
 import { FakeDriver } from '../../src/payments/drivers/fake.ts'
@@ -14,7 +15,7 @@ import { relationalStorage } from '../../src/collaboration/storage/relational.ts
  * Inside the repository, so the published migrations resolve
  * `@adonisjs/lucid` from its node_modules as they would in an app.
  */
-const APP_ROOT = new URL('../../tmp/published-migrations/', import.meta.url)
+const APP_ROOT = pathToFileURL(join(TMP_ROOT, 'published-migrations/'))
 
 test.group('Published migrations', (group) => {
   group.each.setup(({ context }) => {

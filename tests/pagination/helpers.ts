@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { type DateTime } from 'luxon'
 import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import { Emitter } from '@adonisjs/core/events'
@@ -8,13 +8,13 @@ import { Database } from '@adonisjs/lucid/database'
 import { BaseModel, belongsTo, column, hasMany } from '@adonisjs/lucid/orm'
 import type { BelongsTo, HasMany } from '@adonisjs/lucid/types/relations'
 import type { Group } from '@japa/runner/core'
-import { databaseConfig, dialect } from '../helpers.ts'
+import { TMP_ROOT, databaseConfig, dialect } from '../helpers.ts'
 
-const DIRECTORY = fileURLToPath(new URL('../../tmp/pagination/', import.meta.url))
+const DIRECTORY = join(TMP_ROOT, 'pagination')
 
 /**
  * A Lucid database on the selected dialect that lives for a whole test group
- * (SQLite in tmp/pagination), so the seeded tables are shared by its tests.
+ * (SQLite in tmp/run-<id>/pagination), so the seeded tables are shared by its tests.
  */
 export async function openDatabase() {
   await mkdir(DIRECTORY, { recursive: true })
