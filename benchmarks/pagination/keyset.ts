@@ -13,7 +13,7 @@ import { Emitter } from '@adonisjs/core/events'
 import { AppFactory } from '@adonisjs/core/factories/app'
 import { Database } from '@adonisjs/lucid/database'
 import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
-import { defineConfig, defineFilters, LucidAdapter } from '../../src/pagination/main.ts'
+import { defineFilters, LucidAdapter } from '../../src/pagination/main.ts'
 import { ensureOrders, explain } from '../lib/orders.ts'
 import { figure, median, printTable, sample } from '../lib/report.ts'
 
@@ -39,7 +39,7 @@ const orders = defineFilters(
     filterable: { status: ['eq'] },
     sortable: ['createdAt', 'shippedAt', 'status', 'amount'],
   }
-).with({ config: defineConfig({}) })
+).with({ config: {} })
 
 const SHAPES = [
   { shape: 'single column', input: { sort: '-createdAt' } as any, depth: DEPTH },

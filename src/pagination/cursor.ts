@@ -49,8 +49,8 @@ function encodeValue(value: unknown): Encoded {
     const precise = value instanceof KeysetDate ? value.precise : undefined
     return precise ? { d: value.toISOString(), p: precise } : { d: value.toISOString() }
   }
-  if (typeof value === 'object' && typeof (value as any).toJSDate === 'function') {
-    return { d: (value as any).toJSDate().toISOString() }
+  if (typeof value === 'object' && 'toJSDate' in value && typeof value.toJSDate === 'function') {
+    return { d: (value.toJSDate() as Date).toISOString() }
   }
   if (typeof value === 'bigint') return value.toString()
   if (typeof value === 'string' || typeof value === 'boolean') return value
@@ -61,11 +61,11 @@ function encodeValue(value: unknown): Encoded {
 function decodeValue(value: unknown): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined
-  if (typeof value === 'object' && typeof (value as any).d === 'string') {
+  if (value && typeof value === 'object' && typeof (value as { d?: unknown }).d === 'string') {
     const { d, p } = value as { d: string; p?: unknown }
     if (p !== undefined && typeof p !== 'string') return undefined
-    const date = new KeysetDate(d, p as string | undefined)
-    return Number.isNaN(date.getTime()) ? undefined : date
+    // An invalid date stays one: the runner answers it with a 400 naming the cursor
+    return new KeysetDate(d.length <= 64 ? d : Number.NaN, p as string | undefined)
   }
   return undefined
 }
@@ -110,29 +110,63 @@ export function decodeCursor(cursor: unknown, options: CursorOptions = {}): Curs
  * `decodeCursor` with the cursor's segment-end hint.
  */
 export function readCursor(cursor: unknown, options: CursorOptions = {}): DecodedCursor | null {
+  const read = inspectCursor(cursor, options)
+  if (read.kind !== 'cursor') return null
+  const invalidDate = read.cursor.values.some(
+    (value) => value instanceof Date && Number.isNaN(value.getTime())
+  )
+  return invalidDate ? null : read.cursor
+}
+
+/**
+ * What a cursor turned out to be: unreadable (malformed, too long, badly
+ * signed: ignored), readable but made for another sort (a request error),
+ * or a cursor.
+ */
+export type InspectedCursor =
+  | { kind: 'unreadable' }
+  | { kind: 'foreign' }
+  | { kind: 'cursor'; cursor: DecodedCursor }
+
+/**
+ * Reads a cursor and says which of the three it is (see `InspectedCursor`).
+ */
+export function inspectCursor(cursor: unknown, options: CursorOptions = {}): InspectedCursor {
+  const unreadable = { kind: 'unreadable' } as const
   if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH) {
-    return null
+    return unreadable
   }
   let payload = cursor
   if (options.secret) {
     const dot = cursor.indexOf('.')
-    if (dot === -1) return null
+    if (dot === -1) return unreadable
     payload = cursor.slice(0, dot)
     const given = Buffer.from(cursor.slice(dot + 1))
     const expected = Buffer.from(sign(payload, options.secret))
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return unreadable
   }
-  if (!/^[A-Za-z0-9_-]+$/.test(payload)) return null
+  if (!/^[A-Za-z0-9_-]+$/.test(payload)) return unreadable
   let body: unknown
   try {
     body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
   } catch {
-    return null
+    return unreadable
   }
-  if (!body || typeof body !== 'object' || !Array.isArray((body as any).v)) return null
-  if (options.fingerprint !== undefined && (body as any).f !== options.fingerprint) return null
-  const values = ((body as any).v as unknown[]).map(decodeValue)
-  if (values.includes(undefined)) return null
-  const segmentEnd = (body as any).e
-  return segmentEnd === 'after' || segmentEnd === 'before' ? { values, segmentEnd } : { values }
+  if (!isCursorBody(body)) return unreadable
+  if (options.fingerprint !== undefined && body.f !== options.fingerprint) {
+    // Without a fingerprint it is no cursor this library made for a runner
+    return typeof body.f === 'string' ? { kind: 'foreign' } : unreadable
+  }
+  const values = body.v.map(decodeValue)
+  if (values.includes(undefined)) return unreadable
+  const segmentEnd = body.e
+  return {
+    kind: 'cursor',
+    cursor:
+      segmentEnd === 'after' || segmentEnd === 'before' ? { values, segmentEnd } : { values },
+  }
+}
+
+function isCursorBody(body: unknown): body is { v: unknown[]; f?: unknown; e?: unknown } {
+  return !!body && typeof body === 'object' && Array.isArray((body as { v?: unknown }).v)
 }

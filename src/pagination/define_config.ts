@@ -1,9 +1,11 @@
-import { RuntimeException } from '@adonisjs/core/exceptions'
+import { configProvider } from '@adonisjs/core'
+import type { ConfigProvider } from '@adonisjs/core/types'
+import { PaginationConfigException } from './errors.ts'
 import type { PaginationConfig } from './types.ts'
 
 function positiveInteger(name: keyof PaginationConfig, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RuntimeException(
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new PaginationConfigException(
       `Invalid "${name}" in config/pagination.ts: expected a positive integer, received ${JSON.stringify(value)}`
     )
   }
@@ -11,20 +13,37 @@ function positiveInteger(name: keyof PaginationConfig, value: unknown): number {
 }
 
 /**
- * Validates the pagination config and fills in its defaults.
+ * Validates pagination options and fills in their defaults, synchronously:
+ * what `defineConfig` resolves to, and what `runner.with({ config })` reads.
  */
-export function defineConfig(config: Partial<PaginationConfig> = {}): PaginationConfig {
+export function resolvePaginationConfig(config: Partial<PaginationConfig> = {}): PaginationConfig {
+  if (!config || typeof config !== 'object') {
+    throw new PaginationConfigException(
+      'Invalid config/pagination.ts: export defineConfig({...}) from "adonis-atrium/pagination"'
+    )
+  }
   const defaultPageSize = positiveInteger('defaultPageSize', config.defaultPageSize ?? 25)
   const maxPageSize = positiveInteger('maxPageSize', config.maxPageSize ?? 100)
   if (defaultPageSize > maxPageSize) {
-    throw new RuntimeException(
+    throw new PaginationConfigException(
       `Invalid "defaultPageSize" in config/pagination.ts: ${defaultPageSize} is larger than "maxPageSize" (${maxPageSize}). Lower it or raise "maxPageSize"`
     )
   }
   if (config.cursorSecret !== undefined && typeof config.cursorSecret !== 'string') {
-    throw new RuntimeException(
+    throw new PaginationConfigException(
       `Invalid "cursorSecret" in config/pagination.ts: expected a string. Set PAGINATION_CURSOR_SECRET or remove the option`
     )
   }
   return { defaultPageSize, maxPageSize, cursorSecret: config.cursorSecret || undefined }
+}
+
+/**
+ * Validates the pagination config (now, so a bad option fails at import
+ * with its name and fix) and returns the provider `atrium.pagination` resolves.
+ */
+export function defineConfig(
+  config: Partial<PaginationConfig> = {}
+): ConfigProvider<PaginationConfig> {
+  const resolved = resolvePaginationConfig(config)
+  return configProvider.create(async () => resolved)
 }

@@ -1,16 +1,21 @@
-import app from '@adonisjs/core/services/app'
-import type { LucidModel } from '@adonisjs/lucid/types/model'
+import type { LucidModel, ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
+import { LucidAdapter, bindValue, dialectOf, orderByColumn } from './adapters/lucid.ts'
+import type { QueryBuilderLike } from './adapters/query_builder.ts'
+import { bootedPaginationConfig } from './current.ts'
 import {
-  LucidAdapter,
-  bindValue,
-  dialectOf,
-  orderByColumn,
-  type LucidQuery,
-} from './adapters/lucid.ts'
-import { encodeCursor, keysetFingerprint, KeysetDate, readCursor } from './cursor.ts'
+  encodeCursor,
+  inspectCursor,
+  keysetFingerprint,
+  KeysetDate,
+  type DecodedCursor,
+} from './cursor.ts'
 import debug from './debug.ts'
-import { defineConfig } from './define_config.ts'
-import { KeysetAdapterException } from './errors.ts'
+import { resolvePaginationConfig } from './define_config.ts'
+import {
+  InvalidPaginationQueryException,
+  KeysetAdapterException,
+  PaginationConfigException,
+} from './errors.ts'
 import { parseInput, type ParseRules, type ResolvedField } from './input.ts'
 import {
   buildKeyset,
@@ -20,6 +25,7 @@ import {
   reverseKeyset,
   stripPreciseColumns,
 } from './keyset.ts'
+import { cursorValue, expectation } from './values.ts'
 import type {
   CursorPage,
   CursorValues,
@@ -57,6 +63,24 @@ const REQUIRED_ADAPTER_METHODS = [
   'applyKeysetOrderAndLimit',
 ] as const
 
+/**
+ * Whether an adapter (possibly handed over untyped) has the four keyset methods.
+ */
+function isKeysetAdapter(adapter: unknown): adapter is KeysetAdapter {
+  if (!adapter || typeof adapter !== 'object') return false
+  const methods = adapter as Record<(typeof REQUIRED_ADAPTER_METHODS)[number], unknown>
+  return REQUIRED_ADAPTER_METHODS.every((method) => typeof methods[method] === 'function')
+}
+
+/** What the request's input may be: structured, or `ctx.request.qs()` */
+type Input = FilterInput | Record<string, unknown>
+
+/** The rows a query resolves to */
+type RowOf<Query> = Query extends PromiseLike<(infer Row)[]> ? Row : never
+
+/** What `findPage` and `findAndCount` page: a model class or a query */
+type Entity = LucidModel | QueryBuilderLike
+
 function escapeLike(value: string) {
   return value.replace(/[!%_]/g, (char) => `!${char}`)
 }
@@ -66,24 +90,24 @@ function escapeLike(value: string) {
  * to Lucid queries, within what a definition declares. Create one with
  * `defineFilters(Model, {...})`.
  */
-export class FilterRunner<Row = any> {
+export class FilterRunner<Row = unknown> {
   #source: Source
   #definition: FilterDefinition
-  #config?: PaginationConfig
-  #adapter: KeysetAdapter
+  #config?: Readonly<PaginationConfig>
+  #adapter: KeysetAdapter | undefined
   #fields = new Map<string, ResolvedField>()
+  /** Parse rules of the last config they were built for (the booted one, normally) */
+  #rules?: { config: Readonly<PaginationConfig>; rules: ParseRules }
 
   constructor(
     source: Source,
     definition: FilterDefinition,
-    options: { config?: PaginationConfig; adapter?: KeysetAdapter } = {}
+    options: { config?: Partial<PaginationConfig>; adapter?: KeysetAdapter } = {}
   ) {
     this.#source = source
     this.#definition = definition
-    this.#config = options.config
-    this.#adapter =
-      options.adapter ??
-      new LucidAdapter({ primaryKey: isModel(source) ? undefined : source.primaryKey })
+    this.#config = options.config ? resolvePaginationConfig(options.config) : undefined
+    this.#adapter = options.adapter
   }
 
   /** The definition this runner enforces */
@@ -91,11 +115,20 @@ export class FilterRunner<Row = any> {
     return this.#definition
   }
 
+  /** The keyset adapter: the one given, else a Lucid adapter made on first use */
+  get #keysetAdapter(): KeysetAdapter {
+    this.#adapter ??= new LucidAdapter({
+      primaryKey: isModel(this.#source) ? undefined : this.#primaryKeyField(),
+    })
+    return this.#adapter
+  }
+
   /**
-   * A copy of this runner with another config, adapter or (merged) definition.
+   * A copy of this runner with other options (validated like config/pagination.ts),
+   * another adapter or a (merged) definition.
    */
   with(options: {
-    config?: PaginationConfig
+    config?: Partial<PaginationConfig>
     adapter?: KeysetAdapter
     definition?: Partial<FilterDefinition>
   }): FilterRunner<Row> {
@@ -106,10 +139,9 @@ export class FilterRunner<Row = any> {
     )
   }
 
-  #appConfig(): PaginationConfig {
-    if (this.#config) return this.#config
-    const fromApp = app?.config?.get<Partial<PaginationConfig> | undefined>('pagination', undefined)
-    return defineConfig(fromApp ?? {})
+  /** The explicit config, else the one the provider resolved at boot */
+  #appConfig(): Readonly<PaginationConfig> {
+    return this.#config ?? bootedPaginationConfig()
   }
 
   #table(): string | undefined {
@@ -144,8 +176,7 @@ export class FilterRunner<Row = any> {
     const resolved: ResolvedField = {
       field: name,
       column: table && !column.includes('.') ? `${table}.${column}` : column,
-      // An undeclared primary key keeps its driver type (numbers, bigint strings, uuids)
-      type: type ?? (name === this.#primaryKeyField() ? undefined : 'string'),
+      type: type ?? (name === this.#primaryKeyField() ? this.#primaryKeyType() : 'string'),
       nullable: options.nullable ?? false,
     }
     resolved.few =
@@ -160,8 +191,17 @@ export class FilterRunner<Row = any> {
     return this.#source.primaryKey ?? this.#definition.primaryKey ?? 'id'
   }
 
-  #rules(): ParseRules {
+  /**
+   * An undeclared primary key is an auto-increment INTEGER (Lucid's
+   * `increments()`), or a string for a model that assigns its own keys.
+   */
+  #primaryKeyType() {
+    return isModel(this.#source) && this.#source.selfAssignPrimaryKey ? 'string' : 'integer'
+  }
+
+  #parseRules(): ParseRules {
     const config = this.#appConfig()
+    if (this.#rules?.config === config) return this.#rules.rules
     const maxPageSize = this.#definition.maxPageSize ?? config.maxPageSize
     const filterable = new Map(
       Object.entries(this.#definition.filterable ?? {}).map(([field, operators]) => [
@@ -169,7 +209,7 @@ export class FilterRunner<Row = any> {
         new Set(operators ?? []),
       ])
     )
-    return {
+    const rules: ParseRules = {
       field: (name) => this.field(name),
       filterable,
       searchable: [...(this.#definition.searchable ?? [])],
@@ -179,29 +219,33 @@ export class FilterRunner<Row = any> {
       defaultPageSize: Math.min(config.defaultPageSize, maxPageSize),
       maxPageSize,
     }
+    this.#rules = { config, rules }
+    return rules
   }
 
   /**
    * Validates structured input or `ctx.request.qs()`; throws a 400 naming
    * anything undeclared or uncoercible.
    */
-  parse(input: FilterInput | Record<string, unknown> = {}, options: PageOptions = {}) {
-    return parseInput(input, this.#rules(), options.trustedPageSize)
+  parse(input: Input = {}, options: PageOptions = {}) {
+    return parseInput(input, this.#parseRules(), options.trustedPageSize)
   }
 
-  #query(entity: unknown): LucidQuery {
-    if (typeof entity === 'function' && typeof (entity as any).query === 'function') {
-      return (entity as LucidModel).query()
-    }
-    if (entity === undefined && isModel(this.#source)) return this.#source.query()
-    return entity
+  #query(entity: Entity | undefined): QueryBuilderLike {
+    if (typeof entity === 'function') return entity.query()
+    if (entity !== undefined) return entity
+    if (isModel(this.#source)) return this.#source.query()
+    throw new TypeError(
+      'findPage and findAndCount of a plain table need a query: pass db.from(table) as the entity'
+    )
   }
 
-  #applyCondition(query: LucidQuery, condition: FilterCondition) {
+  #applyCondition(query: QueryBuilderLike, condition: FilterCondition) {
     const field = this.field(condition.field)
     const column = field.column
     const bind = (value: unknown) => bindValue(query, value, field.type)
     const value = condition.value
+    const values = () => (value as unknown[]).map(bind)
     switch (condition.operator) {
       case 'eq':
         return query.where(column, bind(value))
@@ -216,13 +260,15 @@ export class FilterRunner<Row = any> {
       case 'lte':
         return query.where(column, '<=', bind(value))
       case 'in':
-        return query.whereIn(column, (value as unknown[]).map(bind))
+        return query.whereIn(column, values())
       case 'notIn':
-        return query.whereNotIn(column, (value as unknown[]).map(bind))
-      case 'between':
-        return query.whereBetween(column, (value as unknown[]).map(bind))
+        return query.whereNotIn(column, values())
+      case 'between': {
+        const [from, to] = values()
+        return query.whereBetween(column, [from, to])
+      }
       case 'contains':
-        return this.#contains(query, column, value as string, 'where')
+        return this.#contains(query, column, value as string, 'whereRaw')
       case 'startsWith':
         return query.whereRaw(`?? LIKE ? ESCAPE '!'`, [column, `${escapeLike(value as string)}%`])
       case 'isNull':
@@ -236,30 +282,36 @@ export class FilterRunner<Row = any> {
    * Case-insensitive substring match on every dialect: ILIKE on PostgreSQL,
    * LOWER() LIKE elsewhere.
    */
-  #contains(query: LucidQuery, column: string, value: string, method: 'where' | 'orWhere') {
+  #contains(
+    query: QueryBuilderLike,
+    column: string,
+    value: string,
+    method: 'whereRaw' | 'orWhereRaw'
+  ) {
     const pattern = `%${escapeLike(value.toLowerCase())}%`
-    const raw = method === 'where' ? 'whereRaw' : 'orWhereRaw'
     if (dialectOf(query) === 'postgres') {
-      return query[raw](`CAST(?? AS text) ILIKE ? ESCAPE '!'`, [column, pattern])
+      return query[method](`CAST(?? AS text) ILIKE ? ESCAPE '!'`, [column, pattern])
     }
-    return query[raw](`LOWER(??) LIKE ? ESCAPE '!'`, [column, pattern])
+    return query[method](`LOWER(??) LIKE ? ESCAPE '!'`, [column, pattern])
   }
 
-  #applyFilters(query: LucidQuery, input: NormalizedInput) {
+  #applyFilters(query: QueryBuilderLike, input: NormalizedInput) {
     for (const condition of input.filters) this.#applyCondition(query, condition)
-    if (input.search) {
+    const search = input.search
+    if (search) {
       const searchable = this.#definition.searchable ?? []
-      query.where((group: LucidQuery) => {
+      query.where((group) => {
         for (const name of searchable) {
-          this.#contains(group, this.field(name).column, input.search!, 'orWhere')
+          this.#contains(group, this.field(name).column, search, 'orWhereRaw')
         }
       })
     }
     if (input.include.length) {
-      if (typeof query.preload !== 'function') {
+      const preload = (query as { preload?: unknown }).preload
+      if (typeof preload !== 'function') {
         throw new TypeError('"include" needs a Lucid model query; this query cannot preload')
       }
-      for (const relation of input.include) query.preload(relation)
+      for (const relation of input.include) preload.call(query, relation)
     }
     return query
   }
@@ -277,7 +329,7 @@ export class FilterRunner<Row = any> {
     })
   }
 
-  #applySort(query: LucidQuery, input: NormalizedInput) {
+  #applySort(query: QueryBuilderLike, input: NormalizedInput) {
     const primaryKey = this.#primaryKeyField()
     for (const column of this.#keyset(input, primaryKey)) {
       orderByColumn(query, column.column, column.direction, column.nullable)
@@ -289,120 +341,166 @@ export class FilterRunner<Row = any> {
    * Applies filters, search, includes and the sort (with the primary key as
    * tiebreaker) to a query; pages are the caller's.
    */
-  apply<Q extends LucidQuery>(query: Q, input: FilterInput | Record<string, unknown> = {}): Q {
+  apply<Query extends QueryBuilderLike>(query: Query, input: Input = {}): Query {
     const normalized = this.parse(input)
     this.#applyFilters(query, normalized)
-    return this.#applySort(query, normalized)
+    this.#applySort(query, normalized)
+    return query
   }
 
   /**
    * `apply` under a definition given at call time (merged over this one), for
    * rules that depend on the request, e.g. fields only an admin may filter.
    */
-  applyDynamic<Q extends LucidQuery>(
-    query: Q,
-    input: FilterInput | Record<string, unknown> = {},
+  applyDynamic<Query extends QueryBuilderLike>(
+    query: Query,
+    input: Input = {},
     definition: Partial<FilterDefinition> = {}
-  ): Q {
+  ): Query {
     return this.with({ definition }).apply(query, input)
   }
 
   /**
    * An offset page with the total count, through Lucid's `paginate`.
    */
+  findAndCount<Model extends LucidModel>(
+    entity: Model | ModelQueryBuilderContract<Model>,
+    input?: Input,
+    options?: PageOptions
+  ): Promise<OffsetPage<InstanceType<Model>>>
+  findAndCount<Query extends QueryBuilderLike>(
+    entity: Query,
+    input?: Input,
+    options?: PageOptions
+  ): Promise<OffsetPage<RowOf<Query>>>
   async findAndCount(
-    entity?: unknown,
-    input: FilterInput | Record<string, unknown> = {},
+    entity: Entity,
+    input: Input = {},
     options: PageOptions = {}
-  ): Promise<OffsetPage<Row>> {
+  ): Promise<OffsetPage<unknown>> {
     const normalized = this.parse(input, options)
     const query = this.#query(entity)
     this.#applyFilters(query, normalized)
     this.#applySort(query, normalized)
     options.onQuery?.(query)
-    const paginator = await query.paginate(normalized.page, normalized.perPage)
+    const paginate = (query as { paginate?: unknown }).paginate
+    if (typeof paginate !== 'function') {
+      throw new TypeError('findAndCount needs a Lucid query builder (one with paginate())')
+    }
+    const paginator = (await paginate.call(query, normalized.page, normalized.perPage)) as {
+      all(): unknown[]
+      total: number | string
+    }
+    const total = Number(paginator.total)
     return {
       items: paginator.all(),
-      total: Number(paginator.total),
+      total,
       page: normalized.page,
       perPage: normalized.perPage,
-      lastPage: Math.max(1, Math.ceil(Number(paginator.total) / normalized.perPage)),
+      lastPage: Math.max(1, Math.ceil(total / normalized.perPage)),
     }
   }
 
-  #validCursor(values: CursorValues | null, keyset: ResolvedKeysetColumn[]) {
-    if (!values || values.length !== keyset.length) return null
-    const fits = keyset.every((column, index) => {
-      const value = values[index]
-      if (value === null) return column.nullable
-      switch (column.type) {
-        case 'date':
-        case 'datetime':
-          return value instanceof KeysetDate
-        case 'number':
-        case 'integer':
-          return (
-            typeof value === 'number' ||
-            (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value))
-          )
-        case 'boolean':
-          return typeof value === 'boolean'
-        case 'string':
-          return typeof value === 'string'
-        default:
-          return typeof value === 'string' || typeof value === 'number'
+  /**
+   * A cursor's values checked against the keyset: null for a cursor to
+   * ignore (unreadable or the wrong length: the first page), a 400 naming
+   * the parameter for one made under another sort or holding a value that
+   * does not fit its column (a forged cursor would otherwise reach SQL).
+   */
+  #cursorValues(
+    given: string,
+    parameter: string,
+    keyset: ResolvedKeysetColumn[],
+    options: { fingerprint: string; secret?: string }
+  ): (DecodedCursor & { values: CursorValues }) | null {
+    const read = inspectCursor(given, options)
+    if (read.kind === 'foreign') {
+      throw new InvalidPaginationQueryException(
+        `Invalid value for ${parameter}: the cursor was made under another sort. Send the sort of the walk, or start again without a cursor`,
+        parameter
+      )
+    }
+    if (read.kind === 'unreadable' || read.cursor.values.length !== keyset.length) return null
+    const values = keyset.map((column, index) => {
+      const value = read.cursor.values[index]
+      if (value === null && column.nullable) return null
+      const checked = value === null ? undefined : cursorValue(value, column.type)
+      if (checked === undefined) {
+        throw new InvalidPaginationQueryException(
+          `Invalid value for ${parameter}: its "${column.field}" is not ${value === null ? 'nullable' : expectation(column.type)}`,
+          parameter
+        )
       }
+      return checked
     })
-    return fits ? values : null
+    return { ...read.cursor, values }
   }
 
   /**
    * A keyset (cursor) page: stable under inserts, as fast at depth 500,000 as
-   * on page 1. `after` wins over `before`; an unusable cursor gives page 1.
+   * on page 1. `after` wins over `before`; an unreadable cursor gives page 1,
+   * one made under another sort or holding values that do not fit is a 400.
    */
+  findPage<Model extends LucidModel>(
+    entity: Model | ModelQueryBuilderContract<Model>,
+    input?: Input,
+    options?: PageOptions
+  ): Promise<CursorPage<InstanceType<Model>>>
+  findPage<Query extends QueryBuilderLike>(
+    entity: Query,
+    input?: Input,
+    options?: PageOptions
+  ): Promise<CursorPage<RowOf<Query>>>
   async findPage(
-    entity?: unknown,
-    input: FilterInput | Record<string, unknown> = {},
+    entity: Entity,
+    input: Input = {},
     options: PageOptions = {}
-  ): Promise<CursorPage<Row>> {
-    const adapter = this.#adapter as any
-    if (REQUIRED_ADAPTER_METHODS.some((method) => typeof adapter?.[method] !== 'function')) {
-      throw new KeysetAdapterException()
-    }
+  ): Promise<CursorPage<unknown>> {
+    const adapter: unknown = this.#keysetAdapter
+    if (!isKeysetAdapter(adapter)) throw new KeysetAdapterException()
     const config = this.#appConfig()
     const normalized = this.parse(input, options)
     const base = this.#query(entity)
     this.#applyFilters(base, normalized)
 
-    const keyset = this.#keyset(normalized, this.#adapter.getPrimaryKey(base))
-    await this.#adapter.prepareKeysetPage?.(base)
+    const keyset = this.#keyset(normalized, adapter.getPrimaryKey(base))
     const fingerprint = keysetFingerprint(keyset)
     const cursorOptions = { fingerprint, secret: config.cursorSecret }
     const { first, last, after, before } = normalized.paginate
 
     let backward = !after && (before !== undefined || last !== undefined)
     const given = after ?? (backward ? before : undefined)
-    const decoded = given ? readCursor(given, cursorOptions) : null
-    let values = decoded ? this.#validCursor(decoded.values, keyset) : null
+    const parameter = after ? 'paginate[after]' : 'paginate[before]'
+    const decoded = given ? this.#cursorValues(given, parameter, keyset, cursorOptions) : null
+    const values = decoded?.values ?? null
     if (given && !values) {
-      debug('ignoring an unusable cursor; returning the first page')
+      debug('ignoring an unreadable cursor; returning the first page')
       backward = false
     }
+    await adapter.prepareKeysetPage?.(base)
     const direction = backward ? 'before' : 'after'
-    const rules = this.#rules()
-    const size = (backward ? last : first) ?? first ?? rules.defaultPageSize
+    const size = (backward ? last : first) ?? first ?? this.#parseRules().defaultPageSize
 
     const effective = backward ? reverseKeyset(keyset) : keyset
-    let rows = await this.#readRows(base, effective, planSegments(effective, values), size + 1, {
-      segmentEnd: values !== null && decoded?.segmentEnd === direction,
-      onQuery: options.onQuery,
-    })
+    let rows = await this.#readRows(
+      adapter,
+      base,
+      effective,
+      planSegments(effective, values),
+      size + 1,
+      {
+        segmentEnd: values !== null && decoded?.segmentEnd === direction,
+        onQuery: options.onQuery,
+      }
+    )
 
     const more = rows.length > size
     const segmentEnd = more && leavesSegment(rows, size, effective)
     rows = rows.slice(0, size)
     const cursors = rows.map((row, index) => {
-      const cursor = encodeCursor(extractCursorValues(row, effective), {
+      const rowValues = extractCursorValues(row, effective)
+      this.#assertDeclaredNulls(rowValues, effective)
+      const cursor = encodeCursor(rowValues, {
         ...cursorOptions,
         segmentEnd: segmentEnd && index === size - 1 ? direction : undefined,
       })
@@ -428,18 +526,33 @@ export class FilterRunner<Row = any> {
   }
 
   /**
+   * A NULL in a sort column not declared nullable: its rows are ordered where
+   * the keyset predicates do not look for them, so a walk would skip them.
+   * Said at once, naming the field and the fix.
+   */
+  #assertDeclaredNulls(values: CursorValues, keyset: ResolvedKeysetColumn[]) {
+    keyset.forEach((column, index) => {
+      if (values[index] === null && !column.nullable) {
+        throw new PaginationConfigException(
+          `The sort column "${column.field}" holds NULL but is not declared nullable, so a cursor walk would skip its NULL rows. Declare it in defineFilters: fields: { ${column.field}: { nullable: true } }`
+        )
+      }
+    })
+  }
+
+  /**
    * Up to `limit` rows of a page's segments in keyset order: in one statement
    * when the adapter combines them (a tie and what lies beyond it, a NULL
    * block), otherwise one after the other, each only while the page is short.
    */
   async #readRows(
-    base: LucidQuery,
+    adapter: KeysetAdapter,
+    base: QueryBuilderLike,
     keyset: ResolvedKeysetColumn[],
     segments: (KeysetSegment | null)[],
     limit: number,
     { segmentEnd, onQuery }: { segmentEnd: boolean; onQuery?: PageOptions['onQuery'] }
-  ): Promise<any[]> {
-    const adapter = this.#adapter
+  ): Promise<unknown[]> {
     const combined =
       segments.length > 1
         ? adapter.combineKeysetSegments?.(
@@ -457,7 +570,7 @@ export class FilterRunner<Row = any> {
       // guard failed): the segments are then read one by one
       if (rows.length > 0) return rows
     }
-    let rows: any[] = []
+    let rows: unknown[] = []
     for (const segment of segments) {
       if (rows.length >= limit) break
       const query = base.clone()
@@ -469,11 +582,15 @@ export class FilterRunner<Row = any> {
     return rows
   }
 
-  async #count(query: LucidQuery): Promise<number> {
+  async #count(query: QueryBuilderLike): Promise<number> {
     const count = query.clone().clearOrder().clearLimit().clearOffset().clearSelect()
-    const rows = await (typeof count.pojo === 'function'
-      ? count.count('* as total').pojo()
-      : count.count('* as total'))
+    const counted = (count as unknown as { count(column: string): QueryBuilderLike }).count(
+      '* as total'
+    )
+    const pojo = (counted as { pojo?: () => PromiseLike<unknown[]> }).pojo
+    const rows = (await (typeof pojo === 'function' ? pojo.call(counted) : counted)) as {
+      total?: number | string
+    }[]
     return Number(rows[0]?.total ?? 0)
   }
 }
@@ -483,7 +600,7 @@ export class FilterRunner<Row = any> {
  * that row: past a few-valued leading column's tie, or across a nullable
  * leading column's NULL block. Dates compare with full precision.
  */
-function leavesSegment(rows: any[], size: number, keyset: ResolvedKeysetColumn[]) {
+function leavesSegment(rows: unknown[], size: number, keyset: ResolvedKeysetColumn[]) {
   const [lead] = keyset
   if (!lead.few && !lead.nullable) return false
   const [last] = extractCursorValues(rows[size - 1], [lead])
@@ -501,7 +618,8 @@ function leavesSegment(rows: any[], size: number, keyset: ResolvedKeysetColumn[]
 /**
  * Declares what requests may do with a model (or a plain `{ table }`):
  * filterable fields and operators, searchable fields, includable relations,
- * sortable fields, the default sort and the page cap.
+ * sortable fields, the default sort and the page cap. The runner reads the
+ * config `atrium.pagination` resolved at boot, or the one `with({ config })` gives.
  */
 export function defineFilters<Model extends LucidModel>(
   model: Model,

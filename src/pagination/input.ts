@@ -1,5 +1,6 @@
 import { InvalidPaginationQueryException } from './errors.ts'
 import { parseSort } from './keyset.ts'
+import { coerceValue, MAX_LIST_ITEMS, textProblem } from './values.ts'
 import type {
   FieldType,
   FilterCondition,
@@ -60,6 +61,12 @@ function describe(value: unknown) {
   return typeof value === 'string' ? `"${value}"` : (JSON.stringify(value) ?? String(value))
 }
 
+/** A name from the request, quoted and shortened for a message */
+function describeName(value: unknown) {
+  const text = typeof value === 'string' ? value : String(JSON.stringify(value))
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}...` : text)
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return !!value && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)
 }
@@ -68,48 +75,15 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * Coerces one request value to a field's type or fails with a 400 naming the field.
  */
 export function coerce(value: unknown, field: ResolvedField, parameter: string): unknown {
-  const bad = (expected: string): never =>
-    fail(
-      `Invalid value for ${parameter}: expected ${expected}, received ${describe(value)}`,
-      parameter
-    )
-  switch (field.type) {
-    case undefined:
-      if (typeof value === 'string' || typeof value === 'number') return value
-      return bad('a string or a number')
-    case 'string':
-      if (typeof value === 'string') return value
-      if (typeof value === 'number' || typeof value === 'boolean') return String(value)
-      return bad('a string')
-    case 'number':
-    case 'integer': {
-      const number =
-        typeof value === 'number'
-          ? value
-          : typeof value === 'string' && value.trim() !== ''
-            ? Number(value)
-            : Number.NaN
-      if (!Number.isFinite(number)) return bad(field.type === 'integer' ? 'an integer' : 'a number')
-      if (field.type === 'integer' && !Number.isInteger(number)) return bad('an integer')
-      return number
-    }
-    case 'boolean':
-      if (value === true || value === 'true' || value === '1' || value === 1) return true
-      if (value === false || value === 'false' || value === '0' || value === 0) return false
-      return bad('a boolean')
-    case 'date':
-    case 'datetime': {
-      if (value instanceof Date && !Number.isNaN(value.getTime())) return value
-      if (value && typeof value === 'object' && typeof (value as any).toJSDate === 'function') {
-        return (value as any).toJSDate()
-      }
-      if (typeof value === 'string' && /^\d{4}-\d\d-\d\d/.test(value)) {
-        const date = new Date(/^\d{4}-\d\d-\d\d \d/.test(value) ? value.replace(' ', 'T') : value)
-        if (!Number.isNaN(date.getTime())) return date
-      }
-      return bad('an ISO 8601 date')
-    }
-  }
+  return coerceValue(value, field.type, parameter)
+}
+
+/**
+ * An absent filter value: nothing, or an empty string (a blank form field).
+ * It is ignored, whatever the operator: never `= ''`, never `IS NULL`.
+ */
+function isEmpty(value: unknown) {
+  return value === undefined || value === null || value === ''
 }
 
 function list(value: unknown, parameter: string): unknown[] {
@@ -120,6 +94,9 @@ function list(value: unknown, parameter: string): unknown[] {
       : value === undefined || value === null
         ? []
         : [value]
+  if (items.length > MAX_LIST_ITEMS) {
+    fail(`Invalid value for ${parameter}: expected at most ${MAX_LIST_ITEMS} values`, parameter)
+  }
   const cleaned = items.map((item) => (typeof item === 'string' ? item.trim() : item))
   if (cleaned.length === 0 || cleaned.some((item) => item === '')) {
     fail(`Invalid value for ${parameter}: expected a comma separated list`, parameter)
@@ -135,7 +112,12 @@ function parseFilters(filter: unknown, rules: ParseRules): FilterCondition[] {
   const conditions: FilterCondition[] = []
   for (const [name, raw] of Object.entries(filter)) {
     const allowed = rules.filterable.get(name)
-    if (!allowed) fail(`Filtering by "${name}" is not allowed`, `filter[${name}]`)
+    if (!allowed) {
+      const parameter = name.length > 64 ? 'filter' : `filter[${name}]`
+      fail(`Filtering by ${describeName(name)} is not allowed`, parameter)
+    }
+    // A blank `filter[status]=` is no filter, whichever operator it would imply
+    if (isEmpty(raw)) continue
     const field = rules.field(name)
     const entries: [string, unknown][] = isPlainObject(raw)
       ? Object.entries(raw)
@@ -143,11 +125,12 @@ function parseFilters(filter: unknown, rules: ParseRules): FilterCondition[] {
     for (const [operator, value] of entries) {
       const parameter = isPlainObject(raw) ? `filter[${name}][${operator}]` : `filter[${name}]`
       if (!OPERATORS.includes(operator as FilterOperator)) {
-        fail(`Unknown filter operator "${operator}" on "${name}"`, parameter)
+        fail(`Unknown filter operator ${describeName(operator)} on "${name}"`, parameter)
       }
       if (!allowed.has(operator as FilterOperator)) {
         fail(`Operator "${operator}" is not allowed on filter "${name}"`, parameter)
       }
+      if (isEmpty(value)) continue
       conditions.push({
         field: name,
         operator: operator as FilterOperator,
@@ -177,8 +160,7 @@ function coerceOperand(
     }
     case 'isNull':
     case 'notNull':
-      if (value === '' || value === undefined || value === null) return true
-      return coerce(value, { ...field, type: 'boolean' }, parameter)
+      return coerceValue(value, 'boolean', parameter)
     case 'contains':
     case 'startsWith':
       if (typeof value !== 'string' && typeof value !== 'number') {
@@ -187,7 +169,7 @@ function coerceOperand(
           parameter
         )
       }
-      return String(value)
+      return coerceValue(String(value), 'string', parameter)
     default:
       if (Array.isArray(value) || isPlainObject(value)) {
         fail(`Invalid value for ${parameter}: expected a single value`, parameter)
@@ -197,10 +179,14 @@ function coerceOperand(
 }
 
 function positive(value: unknown, parameter: string): number | undefined {
-  if (value === undefined || value === null || value === '') return undefined
+  if (isEmpty(value)) return undefined
   const number =
-    typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN
-  if (!Number.isInteger(number) || number < 1) {
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^\s*\d{1,16}\s*$/.test(value)
+        ? Number(value)
+        : Number.NaN
+  if (!Number.isSafeInteger(number) || number < 1) {
     fail(
       `Invalid value for ${parameter}: expected a positive integer, received ${describe(value)}`,
       parameter
@@ -210,10 +196,23 @@ function positive(value: unknown, parameter: string): number | undefined {
 }
 
 function optionalString(value: unknown, parameter: string): string | undefined {
-  if (value === undefined || value === null || value === '') return undefined
-  if (typeof value !== 'string')
+  if (isEmpty(value)) return undefined
+  if (typeof value !== 'string') {
     fail(`Invalid value for ${parameter}: expected a string`, parameter)
+  }
+  const problem = textProblem(value)
+  if (problem) fail(`Invalid value for ${parameter}: expected a string of ${problem}`, parameter)
   return value
+}
+
+function sortInput(value: unknown): string | string[] | undefined {
+  if (isEmpty(value)) return undefined
+  const parts = Array.isArray(value) ? value : [value]
+  if (parts.length > MAX_LIST_ITEMS || !parts.every((part) => typeof part === 'string')) {
+    fail('Invalid value for sort: expected comma separated fields', 'sort')
+  }
+  for (const part of parts) optionalString(part, 'sort')
+  return parts as string[]
 }
 
 /**
@@ -232,20 +231,16 @@ export function parseInput(
   const search = optionalString(raw.search, 'search')?.trim()
   if (search && rules.searchable.length === 0) fail('Search is not allowed here', 'search')
 
-  const include =
-    raw.include === undefined || raw.include === '' ? [] : list(raw.include, 'include')
+  const include = isEmpty(raw.include) ? [] : list(raw.include, 'include')
   for (const relation of include) {
     if (typeof relation !== 'string' || !rules.includable.has(relation)) {
-      fail(`Including "${String(relation)}" is not allowed`, 'include')
+      fail(`Including ${describeName(relation)} is not allowed`, 'include')
     }
   }
 
-  if (raw.sort !== undefined && typeof raw.sort !== 'string' && !Array.isArray(raw.sort)) {
-    fail('Invalid value for sort: expected comma separated fields', 'sort')
-  }
-  let sort = parseSort(raw.sort as string | string[] | undefined)
+  let sort = parseSort(sortInput(raw.sort))
   for (const { field } of sort) {
-    if (!rules.sortable.has(field)) fail(`Sorting by "${field}" is not allowed`, 'sort')
+    if (!rules.sortable.has(field)) fail(`Sorting by ${describeName(field)} is not allowed`, 'sort')
   }
   if (sort.length === 0) sort = rules.defaultSort
 
@@ -254,13 +249,19 @@ export function parseInput(
     fail('Invalid "paginate": expected paginate[first], paginate[after], ...', 'paginate')
   }
 
+  const page = positive(raw.page, 'page') ?? 1
+  const perPage = clamp(positive(raw.perPage, 'perPage')) ?? rules.defaultPageSize
+  // The offset (page - 1) * perPage is bound as an integer: keep it one
+  if (!Number.isSafeInteger((page - 1) * perPage)) {
+    fail(`Invalid value for page: ${page} is past the last page any table has`, 'page')
+  }
   return {
     filters: parseFilters(raw.filter, rules),
     search: search || undefined,
     include: include as string[],
     sort,
-    page: positive(raw.page, 'page') ?? 1,
-    perPage: clamp(positive(raw.perPage, 'perPage')) ?? rules.defaultPageSize,
+    page,
+    perPage,
     paginate: {
       first: clamp(positive(paginate.first, 'paginate[first]')),
       last: clamp(positive(paginate.last, 'paginate[last]')),

@@ -1,3 +1,5 @@
+import type { QueryBuilderLike } from './adapters/query_builder.ts'
+
 /**
  * Pagination options read from `config/pagination.ts`.
  */
@@ -29,9 +31,19 @@ export type FilterOperator =
   | 'notNull'
 
 /**
- * Type a request value is coerced to before it reaches SQL.
+ * Type a request value (or a cursor's value) is checked and coerced to before
+ * it reaches SQL: `integer` is SQL's 32-bit INTEGER, `bigint` the 64-bit
+ * BIGINT, `number` a finite double, `uuid` an RFC 4122 text form.
  */
-export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'datetime'
+export type FieldType =
+  | 'string'
+  | 'number'
+  | 'integer'
+  | 'bigint'
+  | 'boolean'
+  | 'date'
+  | 'datetime'
+  | 'uuid'
 
 /**
  * One field as the definition describes it: its column, type and nullability.
@@ -39,7 +51,11 @@ export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'date' | '
 export interface FieldDefinition {
   /** Column name in the table; the model's column name (or the field name) by default */
   column?: string
-  /** Type request values are coerced to; `string` by default, inferred for date columns of models */
+  /**
+   * Type request values are coerced to; `string` by default, inferred for date
+   * columns of models. The primary key is `integer` by default (`string` for a
+   * model that assigns its own keys): declare `bigint` or `uuid` when it is one
+   */
   type?: FieldType
   /** The column holds NULLs: required for a nullable sort column to page correctly */
   nullable?: boolean
@@ -169,7 +185,7 @@ export interface PageOptions {
   /** Counts the filtered rows too (an extra query) */
   withTotal?: boolean
   /** Called with each query builder right before it runs (to log or EXPLAIN its SQL) */
-  onQuery?: (query: any) => void
+  onQuery?: (query: QueryBuilderLike) => void
 }
 
 /**
@@ -223,7 +239,7 @@ export type KeysetSegment =
 /**
  * The four methods `findPage` needs from a query layer.
  */
-export interface KeysetAdapter<Query = any, Row = any> {
+export interface KeysetAdapter<Query = QueryBuilderLike, Row = unknown> {
   /** Runs the query and returns its rows */
   getResult(query: Query): Promise<Row[]>
   /** The primary key field appended to the keyset */

@@ -1,7 +1,6 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
 import {
-  defineConfig,
   defineFilters,
   LucidAdapter,
   type CursorPage,
@@ -33,7 +32,7 @@ const orders = defineFilters(PgTestOrder, {
   sortable: ['createdAt', 'shippedAt', 'status', 'amount'],
   includable: ['customer'],
 }).with({
-  config: defineConfig({ maxPageSize: 100 }),
+  config: { maxPageSize: 100 },
   adapter,
 })
 
@@ -179,7 +178,7 @@ test.group('Keyset segments as one statement', (group) => {
         },
         sortable: ['status', 'shippedAt', 'createdAt'],
       }
-    ).with({ config: defineConfig({}), adapter: new LucidAdapter({ combineSegments: true }) })
+    ).with({ config: {}, adapter: new LucidAdapter({ combineSegments: true }) })
     const expected = await expectedIds(db, SHAPES[1].order)
     const seen: number[] = []
     let after: string | undefined

@@ -4,7 +4,6 @@ import {
   KeysetDate,
   buildKeyset,
   decodeCursor,
-  defineConfig,
   defineFilters,
   encodeCursor,
   extractCursorValues,
@@ -70,7 +69,7 @@ test.group('Cursor precision', (group) => {
     assert,
   }) => {
     const runner = defineFilters(PgTestOrder, { sortable: ['createdAt'] }).with({
-      config: defineConfig({}),
+      config: {},
     })
     const page = await runner.findPage(PgTestOrder, { sort: 'createdAt', paginate: { first: 40 } })
     assert.isTrue(DateTime.isDateTime(page.items[0].createdAt))

@@ -3,7 +3,6 @@ import { ExceptionHandler } from '@adonisjs/core/http'
 import {
   LucidAdapter,
   decodeCursor,
-  defineConfig,
   defineFilters,
   encodeCursor,
   errors,
@@ -26,7 +25,7 @@ const orders = defineFilters(PgTestOrder, {
   sortable: ['createdAt', 'amount', 'shippedAt'],
   includable: ['customer'],
   defaultSort: '-createdAt',
-}).with({ config: defineConfig({}) })
+}).with({ config: {} })
 
 const BAD_REQUESTS: [string, string][] = [
   ['filter[color]=red', 'Filtering by "color" is not allowed'],
@@ -91,7 +90,7 @@ test.group('Pagination errors', (group) => {
         assert.equal(body.errors[0].code, 'E_INVALID_PAGINATION_QUERY')
       }
     }
-    const search = defineFilters(PgTestOrder, {}).with({ config: defineConfig({}) })
+    const search = defineFilters(PgTestOrder, {}).with({ config: {} })
     assert.throws(() => search.parse({ search: 'ana' }), 'Search is not allowed here')
   })
 
@@ -188,7 +187,7 @@ test.group('Pagination errors', (group) => {
   test('signed cursors: a tampered or unsigned cursor returns the first page', async ({
     assert,
   }) => {
-    const signed = orders.with({ config: defineConfig({ cursorSecret: 'a-long-test-secret' }) })
+    const signed = orders.with({ config: { cursorSecret: 'a-long-test-secret' } })
     const first = await signed.findPage(PgTestOrder, { paginate: { first: 4 } })
     const cursor = first.nextCursor!
     assert.match(cursor, /^[\w-]+\.[\w-]+$/)
@@ -212,7 +211,7 @@ test.group('Pagination errors', (group) => {
       )
     }
     // A signed cursor means nothing to a runner with another secret
-    const other = orders.with({ config: defineConfig({ cursorSecret: 'another-secret' }) })
+    const other = orders.with({ config: { cursorSecret: 'another-secret' } })
     const page = await other.findPage(PgTestOrder, { paginate: { first: 4, after: cursor } })
     assert.isFalse(page.hasPrev)
   })

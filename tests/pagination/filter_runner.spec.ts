@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
-import { defineConfig, defineFilters, toHttpPage } from '../../src/pagination/main.ts'
+import { defineFilters, toHttpPage } from '../../src/pagination/main.ts'
 import { dialect, setupApp } from '../helpers.ts'
 import { PgTestOrder, withSeededOrders } from './helpers.ts'
 
@@ -24,7 +24,7 @@ const orders = defineFilters(PgTestOrder, {
   sortable: ['createdAt', 'amount', 'status', 'shippedAt'],
   includable: ['customer'],
   defaultSort: '-createdAt',
-}).with({ config: defineConfig({ maxPageSize: 50 }) })
+}).with({ config: { maxPageSize: 50 } })
 
 async function all(db: Database, where: string) {
   const rows = await db.from('pg_test_orders').whereRaw(where).select('id').orderBy('id')
@@ -141,7 +141,7 @@ test.group('FilterRunner', (group) => {
   })
 
   test('first defaults to 25 and is clamped to maxPageSize unless trusted', async ({ assert }) => {
-    const defaults = orders.with({ config: defineConfig({}) })
+    const defaults = orders.with({ config: {} })
     const byDefault = await defaults.findPage(PgTestOrder, {})
     assert.lengthOf(byDefault.items, 25)
     const clamped = await orders.findPage(PgTestOrder, { paginate: { first: 500 } })
@@ -222,7 +222,7 @@ test.group('FilterRunner', (group) => {
     const plain = defineFilters(
       { table: 'pg_test_orders' },
       { fields: { createdAt: { column: 'created_at', type: 'datetime' } }, sortable: ['createdAt'] }
-    ).with({ config: defineConfig({}) })
+    ).with({ config: {} })
     const expected = await db
       .from('pg_test_orders')
       .orderBy('created_at', 'desc')

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
-import { defineConfig, defineFilters, type CursorPage } from '../../src/pagination/main.ts'
+import { defineFilters, type CursorPage } from '../../src/pagination/main.ts'
 import { PgTestOrder, ROWS, expectedIds, withSeededOrders } from './helpers.ts'
 
 const orders = defineFilters(PgTestOrder, {
@@ -12,7 +12,7 @@ const orders = defineFilters(PgTestOrder, {
   filterable: { amount: ['gte', 'lte'], status: ['eq', 'in'], paid: ['eq'] },
   sortable: ['createdAt', 'shippedAt', 'status', 'amount', 'id'],
   defaultSort: '-createdAt',
-}).with({ config: defineConfig({ maxPageSize: 100 }) })
+}).with({ config: { maxPageSize: 100 } })
 
 /**
  * Sort shapes the walks cover, each with the plain ORDER BY it must match.
@@ -184,7 +184,7 @@ test.group('Keyset walks', (group) => {
         fields: { shippedAt: { column: 'shipped_at', type: 'datetime', nullable: true } },
         sortable: ['shippedAt'],
       }
-    ).with({ config: defineConfig({}) })
+    ).with({ config: {} })
     const expected = await expectedIds(db, [
       ['shipped_at', 'desc', true],
       ['id', 'desc'],

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
-import { defineConfig, defineFilters, LucidAdapter } from '../../src/pagination/main.ts'
+import { defineFilters, LucidAdapter } from '../../src/pagination/main.ts'
 import { dialect } from '../helpers.ts'
 import {
   branchCount,
@@ -53,7 +53,7 @@ const orders = defineFilters(
     filterable: { status: ['eq'] },
     sortable: ['createdAt', 'shippedAt', 'status', 'amount'],
   }
-).with({ config: defineConfig({}) })
+).with({ config: {} })
 
 /** The same runner with a page's segments always in one statement, or never */
 const combined = orders.with({ adapter: new LucidAdapter({ combineSegments: true }) })

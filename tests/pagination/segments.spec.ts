@@ -2,7 +2,6 @@ import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
 import {
   decodeCursor,
-  defineConfig,
   defineFilters,
   encodeCursor,
   LucidAdapter,
@@ -219,7 +218,7 @@ test.group('Keyset segments and index hints on the database', (group) => {
     sortable: ['createdAt', 'status', 'amount'],
   }
   const orders = defineFilters({ table: 'pg_test_orders' }, definition).with({
-    config: defineConfig({}),
+    config: {},
   })
 
   async function statusBoundary() {
@@ -286,7 +285,7 @@ test.group('Keyset segments and index hints on the database', (group) => {
       fields: { amount: 'number' },
       sortable: ['status', 'amount'],
       includable: ['customer'],
-    }).with({ config: defineConfig({}) })
+    }).with({ config: {} })
     const { expected, end } = await statusBoundary()
     const first = await models.findPage(PgTestOrder, {
       sort: 'status,-amount',
