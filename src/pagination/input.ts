@@ -195,11 +195,13 @@ function positive(value: unknown, parameter: string): number | undefined {
   return number
 }
 
-function optionalString(value: unknown, parameter: string): string | undefined {
+function optionalString(value: unknown, parameter: string, text = true): string | undefined {
   if (isEmpty(value)) return undefined
   if (typeof value !== 'string') {
     fail(`Invalid value for ${parameter}: expected a string`, parameter)
   }
+  // A cursor is checked when it is read (an oversized one is ignored, as the spec says)
+  if (!text) return value
   const problem = textProblem(value)
   if (problem) fail(`Invalid value for ${parameter}: expected a string of ${problem}`, parameter)
   return value
@@ -265,8 +267,8 @@ export function parseInput(
     paginate: {
       first: clamp(positive(paginate.first, 'paginate[first]')),
       last: clamp(positive(paginate.last, 'paginate[last]')),
-      after: optionalString(paginate.after, 'paginate[after]'),
-      before: optionalString(paginate.before, 'paginate[before]'),
+      after: optionalString(paginate.after, 'paginate[after]', false),
+      before: optionalString(paginate.before, 'paginate[before]', false),
     },
   }
 }

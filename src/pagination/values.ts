@@ -175,7 +175,7 @@ export function coerceValue(value: unknown, type: FieldType | undefined, paramet
       return bad('a boolean')
     case 'date':
     case 'datetime':
-      return toValidDate(value) ?? bad('an ISO 8601 date (years 1 to 9999)')
+      return toValidDate(value) ?? bad('an ISO 8601 date')
   }
 }
 

@@ -97,12 +97,41 @@ test.group('FilterRunner', (group) => {
     assert.lengthOf(await filtered({ reference: { startsWith: 'ana-' } }), 60)
   })
 
-  test('isNull and notNull split the rows', async ({ assert }) => {
-    const nulls = await filtered({ shippedAt: { isNull: '' } })
-    const values = await filtered({ shippedAt: { notNull: 'true' } })
-    assert.deepEqual(nulls, await all(db, 'shipped_at is null'))
+  test('isNull and notNull split the rows; false negates each', async ({ assert }) => {
+    const nulls = await all(db, 'shipped_at is null')
+    const values = await all(db, 'shipped_at is not null')
     assert.isAbove(nulls.length, 0)
-    assert.equal(nulls.length + values.length, 240)
+    assert.isAbove(values.length, 0)
+    assert.deepEqual(await filtered({ shippedAt: { isNull: 'true' } }), nulls)
+    assert.deepEqual(await filtered({ shippedAt: { notNull: 'true' } }), values)
+    assert.deepEqual(await filtered({ shippedAt: { isNull: 'false' } }), values)
+    assert.deepEqual(await filtered({ shippedAt: { notNull: 'false' } }), nulls)
+    assert.deepEqual(await filtered({ shippedAt: { isNull: false } }), values)
+    assert.deepEqual(await filtered({ shippedAt: { notNull: '0' } }), nulls)
+  })
+
+  test('an empty filter value is no filter, whatever the operator', async ({ assert }) => {
+    const every = await all(db, '1 = 1')
+    for (const filter of [
+      { status: '' },
+      { status: { eq: '' } },
+      { status: { in: '' } },
+      { amount: { gte: '' } },
+      { amount: { between: '' } },
+      { shippedAt: { isNull: '' } },
+      { shippedAt: { notNull: '' } },
+      { createdAt: { gte: '' } },
+      { reference: { contains: '' } },
+      { paid: '' },
+    ]) {
+      assert.deepEqual(await filtered(filter), every, JSON.stringify(filter))
+    }
+    // The names are still checked: a blank value of an undeclared filter is a 400
+    assert.throws(() => orders.parse({ filter: { color: '' } }), 'Filtering by "color" is not allowed')
+    assert.throws(
+      () => orders.parse({ filter: { status: { gte: '' } } }),
+      'Operator "gte" is not allowed on filter "status"'
+    )
   })
 
   test('search ORs a case-insensitive match over the searchable fields', async ({ assert }) => {
@@ -155,6 +184,34 @@ test.group('FilterRunner', (group) => {
     const small = orders.with({ definition: { maxPageSize: 10 } })
     const capped = await small.findPage(PgTestOrder, { paginate: { first: 40 } })
     assert.lengthOf(capped.items, 10)
+  })
+
+  test('perPage and paginate[last] are clamped to maxPageSize unless trusted', async ({
+    assert,
+  }) => {
+    const offset = await orders.findAndCount(PgTestOrder, { perPage: '500' })
+    assert.equal(offset.perPage, 50)
+    assert.lengthOf(offset.items, 50)
+    assert.equal(offset.lastPage, Math.ceil(240 / 50))
+    const trustedOffset = await orders.findAndCount(
+      PgTestOrder,
+      { perPage: 120 },
+      { trustedPageSize: true }
+    )
+    assert.lengthOf(trustedOffset.items, 120)
+
+    const last = await orders.findPage(PgTestOrder, { paginate: { last: '500' } })
+    assert.lengthOf(last.items, 50)
+    assert.isTrue(last.hasPrev)
+    const trustedLast = await orders.findPage(
+      PgTestOrder,
+      { paginate: { last: 120 } },
+      { trustedPageSize: true }
+    )
+    assert.lengthOf(trustedLast.items, 120)
+    const small = orders.with({ definition: { maxPageSize: 10 } })
+    assert.lengthOf((await small.findAndCount(PgTestOrder, { perPage: 40 })).items, 10)
+    assert.lengthOf((await small.findPage(PgTestOrder, { paginate: { last: 40 } })).items, 10)
   })
 
   test('the total count is opt-in', async ({ assert }) => {

@@ -2,11 +2,16 @@ import { KeysetDate } from '../cursor.ts'
 import { keysetPredicate, preciseAlias, segmentProbes } from '../keyset.ts'
 import {
   bareColumn,
+  hasOnlyStatements,
   keysetIndex,
   keysetQueryConditions,
+  querySource,
+  selectsColumns,
   tableIndexes,
   type TableIndex,
 } from './mysql_index_hint.ts'
+import { toKnexQuery, type QueryBuilderLike } from './query_builder.ts'
+import type { IndexRow } from './mysql_index_hint.ts'
 import type {
   FieldType,
   KeysetAdapter,
@@ -19,7 +24,7 @@ import type {
  * The Lucid query builders the adapter works with: model queries
  * (`Order.query()`) and plain ones (`db.from('orders')`).
  */
-export type LucidQuery = any
+export type LucidQuery = QueryBuilderLike
 
 function pad(value: number, size = 2) {
   return String(value).padStart(size, '0')
@@ -40,7 +45,7 @@ function sqlDateTime(date: Date, type: FieldType | undefined) {
  * The name of a Lucid query's dialect: `postgres`, `mysql`, `better-sqlite3`, ...
  */
 export function dialectOf(query: LucidQuery): string {
-  return query.client?.dialect?.name ?? 'unknown'
+  return query.client.dialect.name
 }
 
 function isPostgres(query: LucidQuery) {
@@ -59,8 +64,9 @@ function isSqlite(query: LucidQuery) {
  */
 export function bindValue(query: LucidQuery, value: unknown, type?: FieldType): unknown {
   if (value instanceof KeysetDate && value.precise) return value.precise
-  if (value && typeof value === 'object' && typeof (value as any).toJSDate === 'function') {
-    value = (value as any).toJSDate()
+  if (value && typeof value === 'object' && 'toJSDate' in value) {
+    const toJSDate = value.toJSDate
+    if (typeof toJSDate === 'function') value = toJSDate.call(value)
   }
   if (value instanceof Date) {
     return isSqlite(query) ? sqlDateTime(value, type) : value
@@ -115,13 +121,6 @@ function pageAlias(keyset: ResolvedKeysetColumn[]): string | null {
   const [qualifier] = qualifiers
   if (qualifier === '') return 'atrium_page'
   return qualifier.includes('.') ? null : qualifier
-}
-
-/**
- * The source a query reads, as written: a table name, `name as alias`, or a raw source.
- */
-function querySource(query: LucidQuery): unknown {
-  return query.model?.table ?? query.knexQuery?._single?.table
 }
 
 /**
@@ -192,7 +191,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
   ) {}
 
   #indexKey(query: LucidQuery, table: string) {
-    return `${query.client?.connectionName ?? ''}\u0000${table}`
+    return `${query.client.connectionName ?? ''}\u0000${table}`
   }
 
   /**
@@ -212,7 +211,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
        ORDER BY INDEX_NAME, SEQ_IN_INDEX`,
       [schema, name]
     )
-    this.#indexes.set(key, tableIndexes(result[0]))
+    this.#indexes.set(key, tableIndexes((result as [IndexRow[]])[0]))
   }
 
   /**
@@ -234,17 +233,18 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     this.#hinted.set(query, { key: this.#indexKey(query, table), table })
   }
 
-  async getResult(query: LucidQuery) {
+  async getResult(query: LucidQuery): Promise<unknown[]> {
     try {
-      return (await query) as any[]
+      return await query
     } catch (error) {
       const hint = this.#hinted.get(query)
-      if (!hint || (error as any)?.errno !== ER_KEY_DOES_NOT_EXITS) throw error
+      const errno = error && typeof error === 'object' && 'errno' in error ? error.errno : null
+      if (!hint || errno !== ER_KEY_DOES_NOT_EXITS) throw error
       // The index went away since it was read: forget the table's indexes and run unhinted
       this.#indexes.delete(hint.key)
       this.#hinted.delete(query)
       query.knexQuery.from(hint.table)
-      return (await query) as any[]
+      return await query
     }
   }
 
@@ -284,15 +284,13 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
       dialectOf(query) === 'mysql' &&
       keyset.length > 1 &&
       (segment?.kind === 'tie' || segment?.kind === 'nulls' || segment?.kind === 'nullsAfter')
-    let selectsColumns = query.knexQuery._statements.some(
-      (statement: any) => statement.grouping === 'columns'
-    )
+    let selects = selectsColumns(query)
     const qualifier = tableQualifier(query)
     keyset.forEach((column, index) => {
       if (column.type === 'date' || column.type === 'datetime') {
-        if (!selectsColumns) {
+        if (!selects) {
           query.select(qualifier ? `${qualifier}.*` : '*')
-          selectsColumns = true
+          selects = true
         }
         query.knexQuery.select(
           query.client.knexRawQuery(`${preciseCast(query)} as ??`, [
@@ -357,7 +355,7 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
   ): LucidQuery | null {
     if (!(this.options.combineSegments ?? combinesByDefault(query, context))) return null
     if (dialectOf(query) === 'mysql') {
-      query.where((group: LucidQuery) => {
+      query.where((group) => {
         for (const segment of segments) {
           const { sql, bindings } = this.#predicate(query, keyset, segment)
           group.orWhereRaw(sql, bindings)
@@ -371,22 +369,13 @@ export class LucidAdapter implements KeysetAdapter<LucidQuery> {
     if (isSqlite(query) && this.options.combineSegments === undefined && segments.length === 2) {
       return this.#pastFirstSegment(query, keyset, segments, limit)
     }
-    const knexQuery = query.knexQuery
     const alias = pageAlias(keyset)
-    if (
-      !alias ||
-      knexQuery?._single?.lock ||
-      !knexQuery?._statements?.every((statement: any) =>
-        COMBINABLE_GROUPINGS.has(statement.grouping)
-      )
-    ) {
-      return null
-    }
+    if (!alias || !hasOnlyStatements(query, COMBINABLE_GROUPINGS)) return null
     const branches = segments.map((segment) => {
       const branch = query.clone()
       this.applyKeysetPagination(branch, keyset, segment)
       this.applyKeysetOrderAndLimit(branch, keyset, limit, segment)
-      return branch.toKnex()
+      return toKnexQuery(branch)
     })
     // Knex wraps each builder binding in parentheses; SQLite takes no ORDER BY or
     // LIMIT in a compound member, so there each branch is a subquery of its own

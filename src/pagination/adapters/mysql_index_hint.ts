@@ -8,8 +8,64 @@
  * spares the optimizer estimating ranges on every other index, which costs
  * about as much as reading the page. This module finds that index among the
  * table's indexes, read once from information_schema.
+ *
+ * Choosing the index needs what a query holds, which neither Lucid nor Knex
+ * expose: this module is the one place that reads Knex's private statement
+ * list (`_statements`, `_single`) and Lucid's pending where clauses
+ * (`whereStack`), for the hint and for the few other questions the adapter
+ * asks about a query's shape (its source, whether it selects columns, whether
+ * it may become a UNION ALL branch).
  */
 import type { ResolvedKeysetColumn, SortDirection } from '../types.ts'
+import type { QueryBuilderLike } from './query_builder.ts'
+
+/** Knex's private state of a query builder (knex 3) */
+interface KnexInternals {
+  _statements?: { grouping?: string }[]
+  _single?: { table?: unknown; lock?: unknown }
+}
+
+/** Lucid's where clauses, kept aside until the query runs */
+interface LucidInternals {
+  whereStack?: { method: string; args: unknown[] }[][]
+}
+
+function knexInternals(query: QueryBuilderLike): KnexInternals {
+  return query.knexQuery as KnexInternals
+}
+
+/**
+ * The source a query reads, as written: a table name, `name as alias`, or a raw source.
+ */
+export function querySource(query: QueryBuilderLike): unknown {
+  return query.model?.table ?? knexInternals(query)._single?.table
+}
+
+/**
+ * Whether the query selects columns of its own (else it selects `*`).
+ */
+export function selectsColumns(query: QueryBuilderLike): boolean {
+  return (knexInternals(query)._statements ?? []).some(
+    (statement) => statement.grouping === 'columns'
+  )
+}
+
+/**
+ * Whether every statement of the query is of the given kinds (`where`,
+ * `columns`, `order`) and it takes no lock.
+ */
+export function hasOnlyStatements(query: QueryBuilderLike, groupings: ReadonlySet<string>) {
+  const { _statements: statements, _single: single } = knexInternals(query)
+  if (!statements || single?.lock) return false
+  return statements.every((statement) => groupings.has(statement.grouping ?? ''))
+}
+
+/** A row of information_schema.STATISTICS as the adapter reads it */
+export interface IndexRow {
+  INDEX_NAME: string
+  COLUMN_NAME: string
+  COLLATION: string | null
+}
 
 export interface IndexColumn {
   name: string
@@ -32,9 +88,7 @@ export function bareColumn(column: string) {
  * The indexes of a table, each with the primary key columns appended as
  * InnoDB stores them in every secondary index.
  */
-export function tableIndexes(
-  rows: { INDEX_NAME: string; COLUMN_NAME: string; COLLATION: string | null }[]
-): TableIndex[] {
+export function tableIndexes(rows: IndexRow[]): TableIndex[] {
   const byName = new Map<string, IndexColumn[]>()
   for (const row of rows) {
     const columns = byName.get(row.INDEX_NAME) ?? []
@@ -60,11 +114,13 @@ export function tableIndexes(
  * conditions it has. Lucid keeps where clauses in `whereStack` until the query
  * runs. Null when the query joins tables, ORs or wraps its clauses.
  */
-export function keysetQueryConditions(query: any): { fixed: Set<string>; others: number } | null {
-  if (query.knexQuery?._statements?.some((statement: any) => statement.grouping === 'join')) {
+export function keysetQueryConditions(
+  query: QueryBuilderLike
+): { fixed: Set<string>; others: number } | null {
+  if (knexInternals(query)._statements?.some((statement) => statement.grouping === 'join')) {
     return null
   }
-  const stack: { method: string; args: unknown[] }[][] = query.whereStack ?? []
+  const stack = (query as LucidInternals).whereStack ?? []
   if (stack.length !== 1 || stack[0].some(({ method }) => method.startsWith('or'))) return null
   const fixed = new Set<string>()
   let others = 0
