@@ -35,10 +35,10 @@ export default class PaginationProvider {
       }
       return new PaginationManager(config)
     })
-    this.app.container.singleton(
-      'atrium.pagination.config',
-      async (resolver) => (await resolver.make('atrium.pagination')).config
-    )
+    this.app.container.singleton('atrium.pagination.config', async (resolver) => {
+      const manager = await resolver.make('atrium.pagination')
+      return manager.config
+    })
   }
 
   async boot() {

@@ -124,9 +124,7 @@ export function readCursor(cursor: unknown, options: CursorOptions = {}): Decode
  * or a cursor.
  */
 export type InspectedCursor =
-  | { kind: 'unreadable' }
-  | { kind: 'foreign' }
-  | { kind: 'cursor'; cursor: DecodedCursor }
+  { kind: 'unreadable' } | { kind: 'foreign' } | { kind: 'cursor'; cursor: DecodedCursor }
 
 /**
  * Reads a cursor and says which of the three it is (see `InspectedCursor`).
@@ -162,8 +160,7 @@ export function inspectCursor(cursor: unknown, options: CursorOptions = {}): Ins
   const segmentEnd = body.e
   return {
     kind: 'cursor',
-    cursor:
-      segmentEnd === 'after' || segmentEnd === 'before' ? { values, segmentEnd } : { values },
+    cursor: segmentEnd === 'after' || segmentEnd === 'before' ? { values, segmentEnd } : { values },
   }
 }
 

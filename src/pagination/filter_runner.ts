@@ -495,6 +495,9 @@ export class FilterRunner<Row = unknown> {
     )
 
     const more = rows.length > size
+    // A cursor's predicates never match NULL in a column not declared nullable: at the end
+    // of such a walk, look once for the rows it could not reach
+    if (!more && values !== null) await this.#probeUndeclaredNulls(adapter, base, keyset)
     const segmentEnd = more && leavesSegment(rows, size, effective)
     rows = rows.slice(0, size)
     const cursors = rows.map((row, index) => {
@@ -538,6 +541,26 @@ export class FilterRunner<Row = unknown> {
         )
       }
     })
+  }
+
+  /**
+   * Fails naming the field when a sort column not declared nullable holds
+   * NULL among the filtered rows (one query, run where a walk ends).
+   */
+  async #probeUndeclaredNulls(
+    adapter: KeysetAdapter,
+    base: QueryBuilderLike,
+    keyset: ResolvedKeysetColumn[]
+  ) {
+    const primaryKey = adapter.getPrimaryKey(base)
+    const undeclared = keyset.filter((column) => !column.nullable && column.field !== primaryKey)
+    if (undeclared.length === 0) return
+    const probe = base.clone().clearOrder().limit(1)
+    probe.where((group) => {
+      for (const column of undeclared) group.orWhereRaw('?? IS NULL', [column.column])
+    })
+    const [row] = await adapter.getResult(probe)
+    if (row !== undefined) this.#assertDeclaredNulls(extractCursorValues(row, keyset), keyset)
   }
 
   /**

@@ -36,14 +36,7 @@ export type FilterOperator =
  * BIGINT, `number` a finite double, `uuid` an RFC 4122 text form.
  */
 export type FieldType =
-  | 'string'
-  | 'number'
-  | 'integer'
-  | 'bigint'
-  | 'boolean'
-  | 'date'
-  | 'datetime'
-  | 'uuid'
+  'string' | 'number' | 'integer' | 'bigint' | 'boolean' | 'date' | 'datetime' | 'uuid'
 
 /**
  * One field as the definition describes it: its column, type and nullability.

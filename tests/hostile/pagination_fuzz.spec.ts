@@ -1,6 +1,11 @@
 import { test } from '@japa/runner'
 import { ExceptionHandler } from '@adonisjs/core/http'
-import { defineFilters, encodeCursor, keysetFingerprint, toHttpPage } from '../../src/pagination/main.ts'
+import {
+  defineFilters,
+  encodeCursor,
+  keysetFingerprint,
+  toHttpPage,
+} from '../../src/pagination/main.ts'
 import { dialect, setupApp } from '../helpers.ts'
 import { PgTestOrder, random, withSeededOrders } from '../pagination/helpers.ts'
 
@@ -53,17 +58,37 @@ const DATE = { d: '2025-01-01T00:00:00.000Z', p: '2025-01-01 00:00:00.000001' }
  */
 const ATTACKS: [string, string, ('cursor' | 'offset')[]?][] = [
   [`paginate[after]=${forge([{ ...DATE, p: 'garbage' }, 1])}`, 'paginate[after]', ['cursor']],
-  [`paginate[after]=${forge([{ ...DATE, p: '2025-13-45 00:00:00' }, 1])}`, 'paginate[after]', ['cursor']],
-  [`paginate[before]=${forge([{ d: '+275760-09-13T00:00:00.000Z' }, 1])}`, 'paginate[before]', ['cursor']],
+  [
+    `paginate[after]=${forge([{ ...DATE, p: '2025-13-45 00:00:00' }, 1])}`,
+    'paginate[after]',
+    ['cursor'],
+  ],
+  [
+    `paginate[before]=${forge([{ d: '+275760-09-13T00:00:00.000Z' }, 1])}`,
+    'paginate[before]',
+    ['cursor'],
+  ],
   [`paginate[after]=${forge([DATE, 'abc'])}`, 'paginate[after]', ['cursor']],
   [`paginate[after]=${forge([DATE, 1.5])}`, 'paginate[after]', ['cursor']],
   [`paginate[after]=${forge([DATE, 1e300])}`, 'paginate[after]', ['cursor']],
   [`paginate[after]=${forge([DATE, '99999999999999999999'])}`, 'paginate[after]', ['cursor']],
   [`paginate[after]=${forge([DATE, 2 ** 31])}`, 'paginate[after]', ['cursor']],
   [`paginate[after]=${forge([null, 1])}`, 'paginate[after]', ['cursor']],
-  [`sort=status,-amount&paginate[after]=${forge(['paid\u0000', 1, 1], 'status,-amount')}`, 'paginate[after]', ['cursor']],
-  [`sort=status,-amount&paginate[after]=${forge(['paid', 'lots', 1], 'status,-amount')}`, 'paginate[after]', ['cursor']],
-  [`sort=status,-amount&paginate[after]=${forge(['paid', 1e300, 1], 'status,-amount')}`, 'paginate[after]', ['cursor']],
+  [
+    `sort=status,-amount&paginate[after]=${forge(['paid\u0000', 1, 1], 'status,-amount')}`,
+    'paginate[after]',
+    ['cursor'],
+  ],
+  [
+    `sort=status,-amount&paginate[after]=${forge(['paid', 'lots', 1], 'status,-amount')}`,
+    'paginate[after]',
+    ['cursor'],
+  ],
+  [
+    `sort=status,-amount&paginate[after]=${forge(['paid', 1e300, 1], 'status,-amount')}`,
+    'paginate[after]',
+    ['cursor'],
+  ],
   [`sort=-amount&paginate[after]=${forge([DATE, 1])}`, 'paginate[after]', ['cursor']],
   ['filter[id]=abc', 'filter[id]'],
   ['filter[id][in]=1,abc', 'filter[id][in]'],
@@ -101,7 +126,10 @@ const ATTACKS: [string, string, ('cursor' | 'offset')[]?][] = [
   ['paginate[after][]=x', 'paginate[after]', ['cursor']],
   [`search=${'a'.repeat(1100)}`, 'search'],
   [`filter[reference][contains]=${'x'.repeat(1100)}`, 'filter[reference][contains]'],
-  [`filter[status][in]=${Array.from({ length: 600 }, () => 'paid').join(',')}`, 'filter[status][in]'],
+  [
+    `filter[status][in]=${Array.from({ length: 600 }, () => 'paid').join(',')}`,
+    'filter[status][in]',
+  ],
 ]
 
 /** Pieces the fuzzer builds query strings from */

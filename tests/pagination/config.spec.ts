@@ -1,6 +1,11 @@
 import { test } from '@japa/runner'
 import { configProvider } from '@adonisjs/core'
-import { defineConfig, defineFilters, errors, PaginationManager } from '../../src/pagination/main.ts'
+import {
+  defineConfig,
+  defineFilters,
+  errors,
+  PaginationManager,
+} from '../../src/pagination/main.ts'
 import { setupApp } from '../helpers.ts'
 import { PgTestOrder } from './helpers.ts'
 
@@ -58,14 +63,12 @@ test.group('Pagination config', () => {
     assert.equal(runner.parse({ paginate: { first: 500 } }).paginate.first, 40)
     // Explicit options win, for tests and scripts
     assert.equal(
-      runner.with({ config: { defaultPageSize: 5, maxPageSize: 7 } }).parse({ paginate: { first: 500 } }).paginate
-        .first,
+      runner
+        .with({ config: { defaultPageSize: 5, maxPageSize: 7 } })
+        .parse({ paginate: { first: 500 } }).paginate.first,
       7
     )
-    assert.equal(
-      manager.defineFilters(PgTestOrder, {}).parse({ perPage: 500 }).perPage,
-      40
-    )
+    assert.equal(manager.defineFilters(PgTestOrder, {}).parse({ perPage: 500 }).perPage, 40)
   })
 
   test('a missing or hand-written config/pagination.ts is a boot error naming the fix', async ({
