@@ -144,7 +144,7 @@ export const pagination: DemoFeature = {
           <button>Apply</button>
         </form>
         <p>JSON: <a href="/pagination/orders?sort=-amount&amp;paginate[first]=5">/pagination/orders?sort=-amount&amp;paginate[first]=5</a></p>
-        <p><small>The table holds ${escape(orderCount().toLocaleString('en-US'))} orders. Start the demo with <code>DEMO_ORDERS=1000000 npm run demo</code> to walk a million (seeded once, about 15 s and 200 MB); a blank field is no filter.</small></p>`
+        <p><small>The table holds ${escape(orderCount().toLocaleString('en-US'))} orders. Start the demo with <code>DEMO_ORDERS=1000000 npm run demo</code> to walk a million (seeded once: 15 to 70 s and about 210 MB of SQLite); a blank field is no filter.</small></p>`
       return layout('Keyset pagination', form + body)
     })
   },
