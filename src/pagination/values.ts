@@ -204,6 +204,7 @@ export function cursorValue(value: unknown, type: FieldType | undefined): unknow
     case 'uuid':
       return typeof value === 'string' && UUID.test(value) ? value : undefined
     default:
-      return typeof value === 'string' && textProblem(value) === null ? value : undefined
+      // Its length is bounded by the cursor's; a row's own text may be long
+      return typeof value === 'string' && !value.includes('\u0000') ? value : undefined
   }
 }
