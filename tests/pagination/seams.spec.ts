@@ -1,3 +1,4 @@
+import { readdir, readFile } from 'node:fs/promises'
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
 import {
@@ -127,6 +128,17 @@ test.group('Pagination seams', (group) => {
       .findPage(PgTestOrder, { paginate: { first: 2 } })
     const first: PgTestOrder = page.items[0]
     assert.instanceOf(first, PgTestOrder)
+  })
+
+  test('Knex and Lucid internals are read in mysql_index_hint.ts only', async ({ assert }) => {
+    const root = new URL('../../src/pagination/', import.meta.url)
+    const files = await readdir(root, { recursive: true })
+    const readers = []
+    for (const file of files.filter((name) => name.endsWith('.ts'))) {
+      const source = await readFile(new URL(file, root), 'utf8')
+      if (/\b(_statements|_single|whereStack)\b/.test(source)) readers.push(file)
+    }
+    assert.deepEqual(readers, ['adapters/mysql_index_hint.ts'])
   })
 
   test('the runner asks the query builder only what the seam declares', ({ assert }) => {
