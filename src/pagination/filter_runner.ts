@@ -1,21 +1,12 @@
 import type { LucidModel, ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
-import { LucidAdapter, bindValue, dialectOf, orderByColumn } from './adapters/lucid.ts'
+import { LucidAdapter, orderByColumn } from './adapters/lucid.ts'
 import type { QueryBuilderLike } from './adapters/query_builder.ts'
+import { applyConditions } from './conditions.ts'
 import { bootedPaginationConfig } from './current.ts'
-import {
-  encodeCursor,
-  inspectCursor,
-  keysetFingerprint,
-  KeysetDate,
-  type DecodedCursor,
-} from './cursor.ts'
+import { encodeCursor, keysetFingerprint } from './cursor.ts'
 import debug from './debug.ts'
 import { resolvePaginationConfig } from './define_config.ts'
-import {
-  InvalidPaginationQueryException,
-  KeysetAdapterException,
-  PaginationConfigException,
-} from './errors.ts'
+import { KeysetAdapterException } from './errors.ts'
 import { parseInput, type ParseRules, type ResolvedField } from './input.ts'
 import {
   buildKeyset,
@@ -25,16 +16,20 @@ import {
   reverseKeyset,
   stripPreciseColumns,
 } from './keyset.ts'
-import { cursorValue, expectation } from './values.ts'
+import {
+  assertDeclaredNulls,
+  checkCursor,
+  countRows,
+  leavesSegment,
+  probeUndeclaredNulls,
+  readRows,
+} from './keyset_page.ts'
 import type {
   CursorPage,
-  CursorValues,
   FieldDefinition,
-  FilterCondition,
   FilterDefinition,
   FilterInput,
   KeysetAdapter,
-  KeysetSegment,
   NormalizedInput,
   OffsetPage,
   PageOptions,
@@ -80,10 +75,6 @@ type RowOf<Query> = Query extends PromiseLike<(infer Row)[]> ? Row : never
 
 /** What `findPage` and `findAndCount` page: a model class or a query */
 type Entity = LucidModel | QueryBuilderLike
-
-function escapeLike(value: string) {
-  return value.replace(/[!%_]/g, (char) => `!${char}`)
-}
 
 /**
  * Applies what a request asks for (filters, search, includes, sort, pages)
@@ -240,80 +231,13 @@ export class FilterRunner<Row = unknown> {
     )
   }
 
-  #applyCondition(query: QueryBuilderLike, condition: FilterCondition) {
-    const field = this.field(condition.field)
-    const column = field.column
-    const bind = (value: unknown) => bindValue(query, value, field.type)
-    const value = condition.value
-    const values = () => (value as unknown[]).map(bind)
-    switch (condition.operator) {
-      case 'eq':
-        return query.where(column, bind(value))
-      case 'ne':
-        return query.whereNot(column, bind(value))
-      case 'gt':
-        return query.where(column, '>', bind(value))
-      case 'gte':
-        return query.where(column, '>=', bind(value))
-      case 'lt':
-        return query.where(column, '<', bind(value))
-      case 'lte':
-        return query.where(column, '<=', bind(value))
-      case 'in':
-        return query.whereIn(column, values())
-      case 'notIn':
-        return query.whereNotIn(column, values())
-      case 'between': {
-        const [from, to] = values()
-        return query.whereBetween(column, [from, to])
-      }
-      case 'contains':
-        return this.#contains(query, column, value as string, 'whereRaw')
-      case 'startsWith':
-        return query.whereRaw(`?? LIKE ? ESCAPE '!'`, [column, `${escapeLike(value as string)}%`])
-      case 'isNull':
-        return value ? query.whereNull(column) : query.whereNotNull(column)
-      case 'notNull':
-        return value ? query.whereNotNull(column) : query.whereNull(column)
-    }
-  }
-
-  /**
-   * Case-insensitive substring match on every dialect: ILIKE on PostgreSQL,
-   * LOWER() LIKE elsewhere.
-   */
-  #contains(
-    query: QueryBuilderLike,
-    column: string,
-    value: string,
-    method: 'whereRaw' | 'orWhereRaw'
-  ) {
-    const pattern = `%${escapeLike(value.toLowerCase())}%`
-    if (dialectOf(query) === 'postgres') {
-      return query[method](`CAST(?? AS text) ILIKE ? ESCAPE '!'`, [column, pattern])
-    }
-    return query[method](`LOWER(??) LIKE ? ESCAPE '!'`, [column, pattern])
-  }
-
   #applyFilters(query: QueryBuilderLike, input: NormalizedInput) {
-    for (const condition of input.filters) this.#applyCondition(query, condition)
-    const search = input.search
-    if (search) {
-      const searchable = this.#definition.searchable ?? []
-      query.where((group) => {
-        for (const name of searchable) {
-          this.#contains(group, this.field(name).column, search, 'orWhereRaw')
-        }
-      })
-    }
-    if (input.include.length) {
-      const preload = (query as { preload?: unknown }).preload
-      if (typeof preload !== 'function') {
-        throw new TypeError('"include" needs a Lucid model query; this query cannot preload')
-      }
-      for (const relation of input.include) preload.call(query, relation)
-    }
-    return query
+    return applyConditions(
+      query,
+      input,
+      (name) => this.field(name),
+      this.#definition.searchable ?? []
+    )
   }
 
   #keyset(input: NormalizedInput, primaryKey: string): ResolvedKeysetColumn[] {
@@ -402,41 +326,6 @@ export class FilterRunner<Row = unknown> {
   }
 
   /**
-   * A cursor's values checked against the keyset: null for a cursor to
-   * ignore (unreadable or the wrong length: the first page), a 400 naming
-   * the parameter for one made under another sort or holding a value that
-   * does not fit its column (a forged cursor would otherwise reach SQL).
-   */
-  #cursorValues(
-    given: string,
-    parameter: string,
-    keyset: ResolvedKeysetColumn[],
-    options: { fingerprint: string; secret?: string }
-  ): (DecodedCursor & { values: CursorValues }) | null {
-    const read = inspectCursor(given, options)
-    if (read.kind === 'foreign') {
-      throw new InvalidPaginationQueryException(
-        `Invalid value for ${parameter}: the cursor was made under another sort. Send the sort of the walk, or start again without a cursor`,
-        parameter
-      )
-    }
-    if (read.kind === 'unreadable' || read.cursor.values.length !== keyset.length) return null
-    const values = keyset.map((column, index) => {
-      const value = read.cursor.values[index]
-      if (value === null && column.nullable) return null
-      const checked = value === null ? undefined : cursorValue(value, column.type)
-      if (checked === undefined) {
-        throw new InvalidPaginationQueryException(
-          `Invalid value for ${parameter}: its "${column.field}" is not ${value === null ? 'nullable' : expectation(column.type)}`,
-          parameter
-        )
-      }
-      return checked
-    })
-    return { ...read.cursor, values }
-  }
-
-  /**
    * A keyset (cursor) page: stable under inserts, as fast at depth 500,000 as
    * on page 1. `after` wins over `before`; an unreadable cursor gives page 1,
    * one made under another sort or holding values that do not fit is a 400.
@@ -471,7 +360,7 @@ export class FilterRunner<Row = unknown> {
     let backward = !after && (before !== undefined || last !== undefined)
     const given = after ?? (backward ? before : undefined)
     const parameter = after ? 'paginate[after]' : 'paginate[before]'
-    const decoded = given ? this.#cursorValues(given, parameter, keyset, cursorOptions) : null
+    const decoded = given ? checkCursor(given, parameter, keyset, cursorOptions) : null
     const values = decoded?.values ?? null
     if (given && !values) {
       debug('ignoring an unreadable cursor; returning the first page')
@@ -482,27 +371,20 @@ export class FilterRunner<Row = unknown> {
     const size = (backward ? last : first) ?? first ?? this.#parseRules().defaultPageSize
 
     const effective = backward ? reverseKeyset(keyset) : keyset
-    let rows = await this.#readRows(
-      adapter,
-      base,
-      effective,
-      planSegments(effective, values),
-      size + 1,
-      {
-        segmentEnd: values !== null && decoded?.segmentEnd === direction,
-        onQuery: options.onQuery,
-      }
-    )
+    let rows = await readRows(adapter, base, effective, planSegments(effective, values), size + 1, {
+      segmentEnd: values !== null && decoded?.segmentEnd === direction,
+      onQuery: options.onQuery,
+    })
 
     const more = rows.length > size
     // A cursor's predicates never match NULL in a column not declared nullable: at the end
     // of such a walk, look once for the rows it could not reach
-    if (!more && values !== null) await this.#probeUndeclaredNulls(adapter, base, keyset)
+    if (!more && values !== null) await probeUndeclaredNulls(adapter, base, keyset)
     const segmentEnd = more && leavesSegment(rows, size, effective)
     rows = rows.slice(0, size)
     const cursors = rows.map((row, index) => {
       const rowValues = extractCursorValues(row, effective)
-      this.#assertDeclaredNulls(rowValues, effective)
+      assertDeclaredNulls(rowValues, effective)
       const cursor = encodeCursor(rowValues, {
         ...cursorOptions,
         segmentEnd: segmentEnd && index === size - 1 ? direction : undefined,
@@ -524,118 +406,9 @@ export class FilterRunner<Row = unknown> {
       prevCursor: hasPrev ? (cursors[0] ?? null) : null,
       startCursor: cursors[0] ?? null,
       endCursor: cursors.at(-1) ?? null,
-      ...(options.withTotal ? { total: await this.#count(base) } : {}),
+      ...(options.withTotal ? { total: await countRows(base) } : {}),
     }
   }
-
-  /**
-   * A NULL in a sort column not declared nullable: its rows are ordered where
-   * the keyset predicates do not look for them, so a walk would skip them.
-   * Said at once, naming the field and the fix.
-   */
-  #assertDeclaredNulls(values: CursorValues, keyset: ResolvedKeysetColumn[]) {
-    keyset.forEach((column, index) => {
-      if (values[index] === null && !column.nullable) {
-        throw new PaginationConfigException(
-          `The sort column "${column.field}" holds NULL but is not declared nullable, so a cursor walk would skip its NULL rows. Declare it in defineFilters: fields: { ${column.field}: { nullable: true } }`
-        )
-      }
-    })
-  }
-
-  /**
-   * Fails naming the field when a sort column not declared nullable holds
-   * NULL among the filtered rows (one query, run where a walk ends).
-   */
-  async #probeUndeclaredNulls(
-    adapter: KeysetAdapter,
-    base: QueryBuilderLike,
-    keyset: ResolvedKeysetColumn[]
-  ) {
-    const primaryKey = adapter.getPrimaryKey(base)
-    const undeclared = keyset.filter((column) => !column.nullable && column.field !== primaryKey)
-    if (undeclared.length === 0) return
-    const probe = base.clone().clearOrder().limit(1)
-    probe.where((group) => {
-      for (const column of undeclared) group.orWhereRaw('?? IS NULL', [column.column])
-    })
-    const [row] = await adapter.getResult(probe)
-    if (row !== undefined) this.#assertDeclaredNulls(extractCursorValues(row, keyset), keyset)
-  }
-
-  /**
-   * Up to `limit` rows of a page's segments in keyset order: in one statement
-   * when the adapter combines them (a tie and what lies beyond it, a NULL
-   * block), otherwise one after the other, each only while the page is short.
-   */
-  async #readRows(
-    adapter: KeysetAdapter,
-    base: QueryBuilderLike,
-    keyset: ResolvedKeysetColumn[],
-    segments: (KeysetSegment | null)[],
-    limit: number,
-    { segmentEnd, onQuery }: { segmentEnd: boolean; onQuery?: PageOptions['onQuery'] }
-  ): Promise<unknown[]> {
-    const combined =
-      segments.length > 1
-        ? adapter.combineKeysetSegments?.(
-            base.clone(),
-            keyset,
-            segments as KeysetSegment[],
-            limit,
-            { segmentEnd }
-          )
-        : null
-    if (combined) {
-      onQuery?.(combined)
-      const rows = await adapter.getResult(combined)
-      // A combined read may come back empty when it cannot answer (a guarded read whose
-      // guard failed): the segments are then read one by one
-      if (rows.length > 0) return rows
-    }
-    let rows: unknown[] = []
-    for (const segment of segments) {
-      if (rows.length >= limit) break
-      const query = base.clone()
-      if (segment) adapter.applyKeysetPagination(query, keyset, segment)
-      adapter.applyKeysetOrderAndLimit(query, keyset, limit - rows.length, segment)
-      onQuery?.(query)
-      rows = rows.concat(await adapter.getResult(query))
-    }
-    return rows
-  }
-
-  async #count(query: QueryBuilderLike): Promise<number> {
-    const count = query.clone().clearOrder().clearLimit().clearOffset().clearSelect()
-    const counted = (count as unknown as { count(column: string): QueryBuilderLike }).count(
-      '* as total'
-    )
-    const pojo = (counted as { pojo?: () => PromiseLike<unknown[]> }).pojo
-    const rows = (await (typeof pojo === 'function' ? pojo.call(counted) : counted)) as {
-      total?: number | string
-    }[]
-    return Number(rows[0]?.total ?? 0)
-  }
-}
-
-/**
- * Whether the row fetched after a page's last row lies in another segment than
- * that row: past a few-valued leading column's tie, or across a nullable
- * leading column's NULL block. Dates compare with full precision.
- */
-function leavesSegment(rows: unknown[], size: number, keyset: ResolvedKeysetColumn[]) {
-  const [lead] = keyset
-  if (!lead.few && !lead.nullable) return false
-  const [last] = extractCursorValues(rows[size - 1], [lead])
-  const [next] = extractCursorValues(rows[size], [lead])
-  if ((last === null) !== (next === null)) return true
-  if (!lead.few || keyset.length === 1 || last === null) return false
-  if (last instanceof KeysetDate && next instanceof KeysetDate) {
-    return last.precise !== undefined && next.precise !== undefined
-      ? last.precise !== next.precise
-      : last.getTime() !== next.getTime()
-  }
-  return last !== next
 }
 
 /**
