@@ -12,7 +12,7 @@ import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
 import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
 import { defineConfig, gateways } from '../../src/payments/main.ts'
-import { createBillingTables, dropBillingTables } from '../../src/payments/schema.ts'
+import { dropStubTables, migrateStubs } from '../../tests/migration_stubs.ts'
 import type { WebhookHandlerEntry } from '../../src/payments/types.ts'
 import { bootHttpApp } from './http_app.ts'
 
@@ -33,9 +33,7 @@ export async function bootPaymentsBench(options: {
     new LoggerFactory().create(),
     new Emitter(new AppFactory().create(appRoot))
   )
-  const schema = () => db.connection().schema
-  await dropBillingTables(schema)
-  await createBillingTables(schema)
+  await migrateStubs(db, 'payments')
 
   const server = await bootHttpApp({
     appRoot,
@@ -61,7 +59,7 @@ export async function bootPaymentsBench(options: {
     server,
     async close() {
       await server.close()
-      await dropBillingTables(schema)
+      await dropStubTables(db, 'payments')
       await db.manager.closeAll()
     },
   }
