@@ -57,26 +57,34 @@ export function nextDispute(row: any, event: WebhookEvent<DisputeWebhookData>) {
 }
 
 /**
- * The payment's next status after a dispute event, or null for no change:
- * opened disputes the payment, closed as won restores paid; an event older
- * than the payment's newest state changes nothing.
+ * The payment's changes after a dispute event, or null for none: opened
+ * disputes the payment; closed as won restores paid; closed otherwise
+ * (lost, expired, canceled) leaves it disputed, revenue not restored. An
+ * event older than the payment's newest state changes nothing, and a newer
+ * one moves `last_event_at` even when the status stays, so the dispute's
+ * own earlier events, delivered late, cannot undo its close.
  */
 export function paymentAfterDispute(
   payment: PaymentRow,
   event: WebhookEvent<DisputeWebhookData>
-): { status: PaymentStatus; last_event_at: number | null } | null {
+): Record<string, unknown> | null {
   const at = eventTime(event)
   if (event.type === 'payment.dispute_warning' || isOlder(at, payment.last_event_at)) {
     return null
   }
-  let next = payment.status
+  let next: PaymentStatus = payment.status
   if (event.type === 'payment.disputed') {
     next = 'disputed'
-  } else if (payment.status === 'disputed' && event.data.outcome === 'won') {
-    next = 'paid'
+  } else if (event.data.outcome === 'won') {
+    if (payment.status === 'disputed') next = 'paid'
+  } else {
+    next = 'disputed'
   }
-  if (next === payment.status) {
-    return null
+  const changes: Record<string, unknown> = {}
+  if (next !== payment.status) changes.status = next
+  const last = newest(at, payment.last_event_at)
+  if (last !== null && last !== Number(payment.last_event_at ?? Number.NaN)) {
+    changes.last_event_at = last
   }
-  return { status: next, last_event_at: newest(at, payment.last_event_at) }
+  return Object.keys(changes).length ? changes : null
 }
