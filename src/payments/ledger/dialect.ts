@@ -51,7 +51,9 @@ export function isUniqueViolation(error: any) {
     error?.code === '23505' ||
     error?.code === 'ER_DUP_ENTRY' ||
     error?.errno === 1062 ||
-    String(error?.code ?? '').startsWith('SQLITE_CONSTRAINT')
+    error?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    error?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    (error?.code === 'SQLITE_CONSTRAINT' && /UNIQUE/.test(String(error?.message)))
   )
 }
 
