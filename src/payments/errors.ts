@@ -43,7 +43,6 @@ export function reject(message: string): never {
   throw new WebhookRejectedException(message)
 }
 
-// eslint-disable-next-line import/first -- appended with the error it serves
 import { AtriumException } from '../shared/errors.ts'
 
 /**

@@ -267,7 +267,8 @@ test.group('Money', () => {
   test('a negative amount is stored as delivered, never flipped', async ({ assert }) => {
     const { send, payment } = await setup()
     assert.equal(await send('payment.succeeded', pay({ amount: toMinorUnits('-9.90') })), 200)
-    assert.equal(Number((await payment()).amount), -990)
+    const row = await payment()
+    assert.equal(Number(row.amount), -990)
   })
 })
 

@@ -41,7 +41,8 @@ async function finalStates(
         throw new Error(`${scoped[index].id} answered ${response.status}: ${await response.text()}`)
       }
     }
-    finals[order.map((index) => scoped[index].id.replace(`_${scope}`, '')).join(' > ')] = await read(app, scope)
+    finals[order.map((index) => scoped[index].id.replace(`_${scope}`, '')).join(' > ')] =
+      await read(app, scope)
   }
   return finals
 }
@@ -109,7 +110,8 @@ test.group('Payments ordering: one final state for every delivery order', () => 
           paymentId: `pay_${scope}`,
           amount: 1000,
         })
-        assert.equal((await app.deliver('fake', first)).status, 200)
+        const response = await app.deliver('fake', first)
+        assert.equal(response.status, 200)
       }
     )
     assertOneFinalState(assert, finals, ['refunded', 1000, 1000])
@@ -141,7 +143,8 @@ test.group('Payments ordering: one final state for every delivery order', () => 
           paymentId: `pay_${scope}`,
           amount: 1000,
         })
-        assert.equal((await app.deliver('fake', first)).status, 200)
+        const response = await app.deliver('fake', first)
+        assert.equal(response.status, 200)
       }
     )
     assertOneFinalState(assert, finals, [['paid', 0, 1000], 'closed', 'won'])

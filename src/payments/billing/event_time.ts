@@ -20,7 +20,9 @@ export function eventTime(event: WebhookEvent): number | null {
  * the state. Without both times the state rules alone decide.
  */
 export function isOlder(at: number | null, lastEventAt: number | string | null | undefined) {
-  return at !== null && lastEventAt !== null && lastEventAt !== undefined && at < Number(lastEventAt)
+  return (
+    at !== null && lastEventAt !== null && lastEventAt !== undefined && at < Number(lastEventAt)
+  )
 }
 
 /** The newer of a row's event time and an event's, for `last_event_at` */

@@ -1,9 +1,4 @@
-import type {
-  ClaimBatchResult,
-  ClaimItem,
-  ClaimWriterContext,
-  MarkItem,
-} from '../claim_writer.ts'
+import type { ClaimBatchResult, ClaimItem, ClaimWriterContext, MarkItem } from '../claim_writer.ts'
 import { BatchedClaimWriter } from './batched.ts'
 import { TABLES } from '../tables.ts'
 

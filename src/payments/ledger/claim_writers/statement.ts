@@ -54,6 +54,12 @@ export class StatementClaimWriter implements ClaimWriter {
     await this.#client
       .from(TABLES.events)
       .where({ provider: item.provider, event_id: item.eventId })
-      .update({ status: 'processed', type: item.type, error: null, processed_at: now, updated_at: now })
+      .update({
+        status: 'processed',
+        type: item.type,
+        error: null,
+        processed_at: now,
+        updated_at: now,
+      })
   }
 }
