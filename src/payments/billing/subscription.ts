@@ -44,8 +44,12 @@ export function nextSubscription(
   }
   const at = eventTime(event)
   const carried = Object.entries(fields(event, now)).filter(([, value]) => value !== null)
-  if (event.type !== 'subscription.canceled' && isOlder(at, row.last_event_at)) {
-    // Older than the row's state: fill what the row lacks, change nothing else
+  const fillOnly =
+    event.type === 'subscription.created' ||
+    (event.type !== 'subscription.canceled' && isOlder(at, row.last_event_at))
+  if (fillOnly) {
+    // A creation after the row exists, or an event older than the row's state:
+    // fill what the row lacks, change nothing else
     const blanks = carried.filter(([key]) => row[key] === null || row[key] === undefined)
     return blanks.length ? Object.fromEntries(blanks) : null
   }
@@ -56,6 +60,6 @@ export function nextSubscription(
     changes.status = event.data.status
   }
   const last = newest(at, row.last_event_at)
-  if (last !== null && event.type !== 'subscription.created') changes.last_event_at = last
+  if (last !== null) changes.last_event_at = last
   return changes
 }
