@@ -12,8 +12,8 @@ import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
 import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
 import { defineConfig, gateways } from '../../src/payments/main.ts'
-import { createBillingTables, dropBillingTables } from '../../src/payments/schema.ts'
-import type { WebhookHandlerEntry } from '../../src/payments/types.ts'
+import { dropStubTables, migrateStubs } from '../../tests/migration_stubs.ts'
+import type { PaymentsConfig, WebhookHandlerEntry } from '../../src/payments/types.ts'
 import { bootHttpApp } from './http_app.ts'
 
 export const STRIPE_SECRET = 'whsec_bench'
@@ -25,6 +25,8 @@ export async function bootPaymentsBench(options: {
   /** The app's connection; the test suite's by default */
   connection?: ConnectionConfig
   routes?: (router: Router) => void
+  /** Extra providers beside Stripe (e.g. the fake gateway) */
+  providers?: PaymentsConfig['providers']
 }) {
   const { which, directory } = options
   const appRoot = pathToFileURL(`${directory}/`)
@@ -33,9 +35,7 @@ export async function bootPaymentsBench(options: {
     new LoggerFactory().create(),
     new Emitter(new AppFactory().create(appRoot))
   )
-  const schema = () => db.connection().schema
-  await dropBillingTables(schema)
-  await createBillingTables(schema)
+  await migrateStubs(db, 'payments')
 
   const server = await bootHttpApp({
     appRoot,
@@ -49,7 +49,10 @@ export async function bootPaymentsBench(options: {
         connections: { [which]: options.connection ?? connectionConfig(which, directory) },
       },
       payments: defineConfig({
-        providers: { stripe: gateways.stripe({ webhookSecret: STRIPE_SECRET }) },
+        providers: {
+          stripe: gateways.stripe({ webhookSecret: STRIPE_SECRET }),
+          ...options.providers,
+        },
         billing: { handlers: options.handlers },
       }),
     },
@@ -61,7 +64,7 @@ export async function bootPaymentsBench(options: {
     server,
     async close() {
       await server.close()
-      await dropBillingTables(schema)
+      await dropStubTables(db, 'payments')
       await db.manager.closeAll()
     },
   }

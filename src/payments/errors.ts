@@ -42,3 +42,22 @@ export const E_DISPUTE_OUTCOME_MISSING = createError<[string]>(
 export function reject(message: string): never {
   throw new WebhookRejectedException(message)
 }
+
+import { AtriumException } from '../shared/errors.ts'
+
+/**
+ * A billing table or column the published migrations create is missing:
+ * the app has not run them (or runs an older copy). Raised by the store,
+ * which never alters tables itself.
+ */
+export class PaymentsSchemaException extends AtriumException {
+  static status = 500
+  static code = 'E_PAYMENTS_SCHEMA'
+
+  constructor(missing: string[]) {
+    super(
+      `The billing tables are not migrated (missing ${missing.join(', ')}). Publish the payments migrations with "node ace configure adonis-atrium --features=payments" if needed, then run "node ace migration:run"`,
+      { status: 500, code: 'E_PAYMENTS_SCHEMA', details: { missing } }
+    )
+  }
+}

@@ -1,4 +1,7 @@
 import { test } from '@japa/runner'
+import { readFile } from 'node:fs/promises'
+import { integerAmount, toMinorUnits } from '../../src/payments/money.ts'
+import { MIGRATION_STUBS } from '../migration_stubs.ts'
 import { fakeEvent, paymentsApp } from './helpers.ts'
 
 let counter = 0
@@ -191,12 +194,26 @@ test.group('Payment ordering and refunds', () => {
     assert.equal(events.at(-1).type, 'payment.refunded')
   })
 
-  test('findPaymentByExternalReference finds the row or returns null', async ({ assert }) => {
+  test('findPaymentByExternalReference returns the stored row, its money as numbers', async ({
+    assert,
+  }) => {
     const { app, send } = await setup()
-    await send('payment.succeeded', pay({ externalReference: 'order-42' }))
+    await send('payment.succeeded', pay({ externalReference: 'order-42', customerId: 'cus_9' }))
+    await send('payment.updated', { paymentId: 'pay_1', refundedAmount: 250 })
     const manager = await app.app.container.make('atrium.payments')
     const found = await manager.findPaymentByExternalReference('order-42')
-    assert.equal(found?.payment_id, 'pay_1')
+    assert.containSubset(found, {
+      provider: 'fake',
+      payment_id: 'pay_1',
+      status: 'paid',
+      amount: 1000,
+      refunded_amount: 250,
+      currency: 'BRL',
+      customer_id: 'cus_9',
+      external_reference: 'order-42',
+    })
+    const [stored] = await app.rows('payments')
+    assert.equal(found!.id, stored.id)
     assert.isNull(await manager.findPaymentByExternalReference('order-missing'))
   })
 
@@ -233,5 +250,43 @@ test.group('Billing models', () => {
     assert.equal(disputeRow.actionableUntil?.toISOString(), '2030-01-02T00:00:00.000Z')
     const events = await BillingWebhookEvent.query().where('status', 'processed')
     assert.lengthOf(events, 2)
+  })
+})
+
+test.group('Money', () => {
+  test('negative amounts keep their sign in minor units', ({ assert }) => {
+    assert.equal(toMinorUnits('-12.50', 'BRL'), -1250)
+    assert.equal(toMinorUnits(-0.5, 'USD'), -50)
+    assert.equal(toMinorUnits('-1500', 'JPY'), -1500)
+    assert.equal(toMinorUnits('-1.234', 'KWD'), -1234)
+    assert.equal(integerAmount('-700'), -700)
+    assert.equal(integerAmount(-3), -3)
+    assert.equal(toMinorUnits('12.50', 'BRL'), 1250)
+  })
+
+  test('a negative amount is stored as delivered, never flipped', async ({ assert }) => {
+    const { send, payment } = await setup()
+    assert.equal(await send('payment.succeeded', pay({ amount: toMinorUnits('-9.90') })), 200)
+    const row = await payment()
+    assert.equal(Number(row.amount), -990)
+  })
+})
+
+test.group('Billing migrations', () => {
+  test("the demo's billing migrations are the published stubs, byte for byte", async ({
+    assert,
+  }) => {
+    const root = new URL('../../', import.meta.url)
+    for (const [index, name] of MIGRATION_STUBS.payments.entries()) {
+      const stub = await readFile(new URL(`stubs/make/migration/${name}.stub`, root), 'utf8')
+      const demo = await readFile(
+        new URL(
+          `examples/demo/database/migrations/170000000000${index + 1}_create_${name}_table.ts`,
+          root
+        ),
+        'utf8'
+      )
+      assert.equal(demo, stub.replace(/^\{\{\{[\s\S]*?\}\}\}\n/, ''), name)
+    }
   })
 })

@@ -111,32 +111,26 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
     ])
   })
 
-  test('boot adds billing_payments.external_reference to installs that predate it (§9), once', async ({
+  test('a billing table missing a column of the published migrations fails naming migration:run, never altered', async ({
     assert,
   }) => {
     const app = await paymentsApp()
     const schema = () => app.db.connection().schema
-    assert.isTrue(await schema().hasColumn('billing_payments', 'external_reference'))
-
     await schema().alterTable('billing_payments', (table) => {
       table.dropIndex(['external_reference'], 'billing_payments_external_reference_index')
     })
     await schema().alterTable('billing_payments', (table) => table.dropColumn('external_reference'))
-    await app.db.connection().table('billing_payments').insert({
-      provider: 'fake',
-      payment_id: 'old',
-      status: 'paid',
-      amount: 1,
-      refunded_amount: 0,
-      created_at: new Date(),
-      updated_at: new Date(),
-    })
-    const manager = await app.app.container.make('atrium.payments')
-    assert.isTrue(await manager.store.ensureSchema())
-    assert.isFalse(await manager.store.ensureSchema())
-    const [row] = await app.rows('payments')
-    assert.isNull(row.external_reference)
-    assert.isNull(await manager.findPaymentByExternalReference('old'))
+    const { LucidWebhookStore } = await import('../../src/payments/store.ts')
+    const store = new LucidWebhookStore(app.db)
+    await assert.rejects(
+      () => store.ensureSchema(),
+      /billing_payments\.external_reference.*node ace migration:run/
+    )
+    await assert.rejects(
+      () => store.findPaymentByExternalReference('old'),
+      /node ace migration:run/
+    )
+    assert.isFalse(await schema().hasColumn('billing_payments', 'external_reference'))
   })
 
   test('routes.enabled false mounts nothing until the app calls registerRoutes()', async ({

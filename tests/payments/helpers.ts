@@ -4,9 +4,9 @@ import { defineConfig as bodyParserConfig } from '@adonisjs/core/bodyparser'
 import { BodyParserMiddleware } from '@adonisjs/bodyparser/bodyparser_middleware'
 import type { Router } from '@adonisjs/core/http'
 import { createDatabase, setupApp } from '../helpers.ts'
+import { dropStubTables, migrateStubs } from '../migration_stubs.ts'
 import { defineConfig, gateways } from '../../src/payments/main.ts'
 import type { PaymentsConfig } from '../../src/payments/types.ts'
-import { createBillingTables, dropBillingTables } from '../../src/payments/schema.ts'
 import { TABLES } from '../../src/payments/store.ts'
 import { signedWebhook, type SignedWebhook } from '../../src/payments/testing.ts'
 
@@ -47,14 +47,13 @@ export function allProviders(): PaymentsConfig['providers'] {
 }
 
 /**
- * Creates the billing tables on the test database (dropped when the test ends).
+ * Creates the billing tables on the test database from the published
+ * migration stubs (dropped when the test ends).
  */
 export async function billingTables() {
   const db = await createDatabase()
-  const schema = () => db.connection().schema
-  await dropBillingTables(schema)
-  await createBillingTables(schema)
-  getActiveTest()!.cleanup(() => dropBillingTables(schema))
+  await migrateStubs(db, 'payments')
+  getActiveTest()!.cleanup(() => dropStubTables(db, 'payments'))
   return db
 }
 

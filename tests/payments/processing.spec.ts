@@ -176,13 +176,17 @@ test.group('Payments ledger (§3.1)', () => {
       },
     })
     const first = app.deliver('fake', paid('evt_slow'))
-    await inside
-    const second = await app.deliver('fake', paid('evt_slow'))
-    assert.equal(second.status, 409)
-    const body = (await second.json()) as any
-    assert.deepEqual(body.inFlight, ['evt_slow'])
-    assert.match(body.error, /still being processed/)
-    release()
+    try {
+      await inside
+      const second = await app.deliver('fake', paid('evt_slow'))
+      assert.equal(second.status, 409)
+      const body = (await second.json()) as any
+      assert.deepEqual(body.inFlight, ['evt_slow'])
+      assert.match(body.error, /still being processed/)
+    } finally {
+      // A failed assertion must not leave the first delivery parked in its handler
+      release()
+    }
     assert.equal(await statusOf(first), 200)
   })
 
@@ -241,6 +245,50 @@ test.group('Payments errors (§7.2)', () => {
         ['paypal', 'webhook.rejected'],
       ]
     )
+  })
+
+  test('rejections are counted per provider, reason and minute: 300 unsigned posts write at most 2 rows', async ({
+    assert,
+  }) => {
+    const app = await paymentsApp()
+    const { signedWebhook } = await import('../../src/payments/testing.ts')
+    const unsigned = signedWebhook('fake', paid('e'), { webhookSecret: 'not-the-secret' })
+    for (let batch = 0; batch < 10; batch++) {
+      const statuses = await Promise.all(
+        Array.from({ length: 30 }, () => statusOf(app.post('fake', unsigned)))
+      )
+      assert.isTrue(statuses.every((status) => status === 400))
+    }
+    const rows = await app.rows('audit')
+    // One row, or two when the run crossed a minute boundary
+    assert.isAtMost(rows.length, 2)
+    assert.equal(
+      rows.reduce((total: number, row: any) => total + Number(row.occurrences), 0),
+      300
+    )
+    assert.isTrue(rows.every((row: any) => row.type === 'webhook.rejected' && row.trace_id))
+    assert.notProperty(rows[0], 'payload')
+  })
+
+  test('rejections under invented provider names stop adding rows past the per-minute key cap', async ({
+    assert,
+  }) => {
+    const app = await paymentsApp()
+    const { MAX_REJECTION_KEYS } = await import('../../src/payments/ledger/rejections.ts')
+    const { signedWebhook } = await import('../../src/payments/testing.ts')
+    const signed = signedWebhook('fake', paid('e'), { webhookSecret: 'x' })
+    const names = Array.from({ length: MAX_REJECTION_KEYS + 70 }, (_, index) => `nope${index}`)
+    for (let start = 0; start < names.length; start += 30) {
+      await Promise.all(names.slice(start, start + 30).map((name) => app.post(name, signed)))
+    }
+    const rows = await app.rows('audit')
+    assert.isAtMost(rows.length, 2 * (MAX_REJECTION_KEYS + 1))
+    assert.isAtLeast(rows.length, MAX_REJECTION_KEYS + 1)
+    assert.equal(
+      rows.reduce((total: number, row: any) => total + Number(row.occurrences), 0),
+      names.length
+    )
+    assert.isTrue(rows.some((row: any) => row.provider === '*'))
   })
 
   test('a failing audit write never changes the 400', async ({ assert }) => {

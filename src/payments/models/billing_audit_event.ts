@@ -1,8 +1,9 @@
 import { BaseModel, column } from '@adonisjs/lucid/orm'
-import { consumeDate } from './columns.ts'
+import { consumeDate, consumeEpochMs } from './columns.ts'
 
 /**
- * Audit trail: webhook.rejected rows.
+ * Audit trail: `webhook.rejected` counters, one row per provider, type and
+ * reason per minute (the last sample's trace id, never a payload).
  */
 export default class BillingAuditEvent extends BaseModel {
   static table = 'billing_audit_events'
@@ -22,6 +23,19 @@ export default class BillingAuditEvent extends BaseModel {
   @column()
   declare traceId: string | null
 
+  @column()
+  declare bucketKey: string
+
+  /** Start of the minute this row counts */
+  @column({ consume: consumeEpochMs })
+  declare windowStart: Date | null
+
+  @column()
+  declare occurrences: number
+
   @column({ consume: consumeDate })
   declare createdAt: Date | null
+
+  @column({ consume: consumeDate })
+  declare updatedAt: Date | null
 }

@@ -1,5 +1,5 @@
 import { BaseModel, column } from '@adonisjs/lucid/orm'
-import { consumeDate, consumeMoney } from './columns.ts'
+import { consumeDate, consumeEpochMs, consumeMoney } from './columns.ts'
 
 /**
  * A payment as the gateways last reported it; money in minor units.
@@ -36,6 +36,10 @@ export default class BillingPayment extends BaseModel {
 
   @column({ consume: consumeDate })
   declare paidAt: Date | null
+
+  /** The gateway's time of the newest event that set the status (older events never overwrite it) */
+  @column({ consume: consumeEpochMs })
+  declare lastEventAt: Date | null
 
   @column({ consume: consumeDate })
   declare createdAt: Date | null

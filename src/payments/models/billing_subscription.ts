@@ -1,5 +1,5 @@
 import { BaseModel, column } from '@adonisjs/lucid/orm'
-import { consumeDate } from './columns.ts'
+import { consumeDate, consumeEpochMs } from './columns.ts'
 
 /**
  * A subscription as the gateways last reported it.
@@ -33,6 +33,10 @@ export default class BillingSubscription extends BaseModel {
 
   @column({ consume: consumeDate })
   declare canceledAt: Date | null
+
+  /** The gateway's time of the newest event that set the status (older events never overwrite it) */
+  @column({ consume: consumeEpochMs })
+  declare lastEventAt: Date | null
 
   @column({ consume: consumeDate })
   declare createdAt: Date | null

@@ -20,3 +20,10 @@ export function consumeDate(value: unknown): Date | null {
 export function consumeMoney(value: unknown): number | null {
   return value === null || value === undefined ? null : Number(value)
 }
+
+/**
+ * An epoch-ms bigint column (`last_event_at`, `window_start`) as a Date.
+ */
+export function consumeEpochMs(value: unknown): Date | null {
+  return value === null || value === undefined ? null : new Date(Number(value))
+}

@@ -5,7 +5,6 @@ export default class extends BaseSchema {
 
   async up() {
     this.schema.createTable(this.tableName, (table) => {
-      // external_reference is added by the payments provider at boot (guarded alteration)
       table.increments('id')
       table.string('provider', 100).notNullable()
       table.string('payment_id', 191).notNullable()
@@ -15,6 +14,9 @@ export default class extends BaseSchema {
       table.bigInteger('refunded_amount').notNullable().defaultTo(0)
       table.string('customer_id', 191).nullable()
       table.dateTime('paid_at', { useTz: true }).nullable()
+      table.string('external_reference', 191).nullable().index()
+      // The gateway's time (epoch ms) of the newest status-bearing event applied
+      table.bigInteger('last_event_at').nullable()
       table.dateTime('created_at', { useTz: true }).notNullable()
       table.dateTime('updated_at', { useTz: true }).notNullable()
       table.unique(['provider', 'payment_id'])

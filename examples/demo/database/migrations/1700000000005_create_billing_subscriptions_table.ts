@@ -14,6 +14,8 @@ export default class extends BaseSchema {
       table.dateTime('current_period_end', { useTz: true }).nullable()
       table.dateTime('canceled_at', { useTz: true }).nullable()
       table.string('external_reference', 191).nullable().index()
+      // The gateway's time (epoch ms) of the newest event that set the status
+      table.bigInteger('last_event_at').nullable()
       table.dateTime('created_at', { useTz: true }).notNullable()
       table.dateTime('updated_at', { useTz: true }).notNullable()
       table.unique(['provider', 'subscription_id'])
