@@ -26,7 +26,7 @@ const DISPUTED = new Set(['billing.disputed', 'checkout.disputed', 'transparent.
 const FAILED = new Set(['billing.failed', 'checkout.failed', 'transparent.failed'])
 
 /**
- * Gateway B, AbacatePay: `X-Webhook-Signature` is the base64 HMAC-SHA256 of
+ * AbacatePay: `X-Webhook-Signature` is the base64 HMAC-SHA256 of
  * the raw body keyed with AbacatePay's public key (integrity), and the
  * `webhookSecret` query parameter proves the origin. Both are required.
  */

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto'
-import { reject } from '../errors.ts'
+import { PaymentsConfigException, reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
 import type {
@@ -64,7 +64,7 @@ const CLOSED: Record<string, DisputeOutcome> = {
 }
 
 /**
- * Gateway F, Adyen: each `NotificationRequestItem` carries its own
+ * Adyen: each `NotificationRequestItem` carries its own
  * `additionalData.hmacSignature`. Every item is verified before any is
  * mapped; one bad item rejects the whole delivery.
  */
@@ -87,7 +87,9 @@ export class AdyenDriver implements PaymentDriver {
 
   constructor(public options: AdyenGatewayOptions) {
     if (options.hmacKey && !/^([0-9a-fA-F]{2})+$/.test(options.hmacKey)) {
-      throw new Error('Invalid "hmacKey" for adyen in config/payments.ts: expected the hex key')
+      throw new PaymentsConfigException(
+        'Invalid "hmacKey" for adyen in config/payments.ts: expected the hex key from the Customer Area (ADYEN_HMAC_KEY)'
+      )
     }
     this.webhookVerification = options.hmacKey ? 'configured' : 'unconfigured'
   }

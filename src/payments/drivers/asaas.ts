@@ -46,7 +46,7 @@ const STATUS: Record<string, 'pending' | 'paid' | 'failed' | 'refunded'> = {
 }
 
 /**
- * Gateway C, Asaas: the `asaas-access-token` header equals the configured token.
+ * Asaas: the `asaas-access-token` header equals the configured token.
  */
 export class AsaasDriver implements PaymentDriver {
   readonly name = 'asaas'

@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto'
-import { reject } from '../errors.ts'
+import { createHash, createPublicKey, createVerify, type KeyObject } from 'node:crypto'
+import debug from '../debug.ts'
+import { reject, WebhookRejectedException } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
 import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
@@ -16,14 +17,44 @@ import {
 export interface PagBankGatewayOptions {
   /** Token used for `x-authenticity-token` (PAGBANK_WEBHOOK_TOKEN); defaults to `token` */
   webhookToken?: string
-  /** The PagBank API token (PAGBANK_TOKEN) */
+  /** The PagBank API token (PAGBANK_TOKEN); also authorizes the public-keys request */
   token?: string
+  /**
+   * PagBank's ECDSA public key for `x-payload-signature` (PEM or base64 DER,
+   * PAGBANK_PUBLIC_KEY). Without it the key is fetched from `publicKeysUrl`
+   * the first time a signed delivery arrives, and cached.
+   */
+  publicKey?: string
+  /** Where the public key is fetched (default `https://api.pagseguro.com/public-keys`) */
+  publicKeysUrl?: string
+  /** How long a fetched key is trusted before it is fetched again, in ms (default 1 hour) */
+  publicKeyTtlMs?: number
 }
 
 /**
- * Gateway E, PagBank: `x-authenticity-token` is the SHA-256 hex of
- * `<token>-<raw body>` (a hash, not an HMAC). One delivery carries an order
- * and its charges; each charge becomes one event.
+ * Reads an EC public key given as PEM or base64 DER (SubjectPublicKeyInfo).
+ */
+export function readPagBankKey(value: string): KeyObject {
+  return value.includes('-----BEGIN')
+    ? createPublicKey(value)
+    : createPublicKey({ key: Buffer.from(value, 'base64'), format: 'der', type: 'spki' })
+}
+
+/** The key string of PagBank's public-keys answer, in the shapes it is documented with */
+function keyOf(answer: unknown): string | undefined {
+  if (!isObject(answer)) return undefined
+  if (typeof answer.public_key === 'string') return answer.public_key
+  const list = Array.isArray(answer.public_keys) ? answer.public_keys.filter(isObject) : []
+  const entry = list.find((item) => item.is_current !== false) ?? list[0]
+  return optionalString(entry?.public_key ?? entry?.key) ?? undefined
+}
+
+/**
+ * PagBank: a delivery carries `x-payload-signature` (ECDSA SHA-256 over the
+ * raw body, DER base64, checked with PagBank's public key) and/or
+ * `x-authenticity-token` (SHA-256 hex of `<token>-<raw body>`, a hash, not an
+ * HMAC). The signature wins when present; the token hash is the fallback.
+ * One delivery carries an order and its charges; each charge becomes one event.
  */
 export class PagBankDriver implements PaymentDriver {
   readonly name = 'pagbank'
@@ -31,19 +62,79 @@ export class PagBankDriver implements PaymentDriver {
   readonly subscribedEvents = ['order notifications (notification_urls)']
   readonly webhookVerification: WebhookVerification
   #token?: string
+  #configuredKey?: KeyObject
+  #fetched?: { key: KeyObject; at: number }
 
   constructor(public options: PagBankGatewayOptions) {
     this.#token = options.webhookToken || options.token
-    this.webhookVerification = this.#token ? 'configured' : 'unconfigured'
+    if (options.publicKey) {
+      this.#configuredKey = readPagBankKey(options.publicKey)
+    }
+    this.webhookVerification = this.#token || options.publicKey ? 'configured' : 'unconfigured'
   }
 
-  parse(request: WebhookRequest, provider: string): WebhookEvent[] {
-    if (!this.#token) {
-      reject('pagbank has no webhookToken')
+  /**
+   * Fetches PagBank's public key when a signed delivery arrives and none is
+   * configured or cached (or the cached one is older than its TTL).
+   */
+  async confirm(request: WebhookRequest) {
+    if (!header(request, 'x-payload-signature') || this.#configuredKey) {
+      return
+    }
+    const ttl = this.options.publicKeyTtlMs ?? 60 * 60_000
+    if (this.#fetched && Date.now() - this.#fetched.at < ttl) {
+      return
+    }
+    const url = this.options.publicKeysUrl ?? 'https://api.pagseguro.com/public-keys'
+    try {
+      const response = await fetch(url, {
+        headers: {
+          accept: 'application/json',
+          ...(this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}),
+        },
+        signal: AbortSignal.timeout(10_000),
+      })
+      if (!response.ok) {
+        reject(`PagBank public-keys answered ${response.status}`)
+      }
+      const key = keyOf(await response.json())
+      if (!key) {
+        reject('PagBank public-keys answered without a key')
+      }
+      this.#fetched = { key: readPagBankKey(key), at: Date.now() }
+    } catch (error) {
+      if (error instanceof WebhookRejectedException) throw error
+      debug('pagbank public key fetch failed: %s', (error as Error)?.message)
+      reject('PagBank public key could not be fetched to check x-payload-signature')
+    }
+  }
+
+  #verify(request: WebhookRequest) {
+    const signature = header(request, 'x-payload-signature')
+    if (signature) {
+      const key = this.#configuredKey ?? this.#fetched?.key
+      if (!key) {
+        reject('no PagBank public key to check x-payload-signature (call confirm first)')
+      }
+      let valid = false
+      try {
+        valid = createVerify('sha256')
+          .update(request.rawBody)
+          .verify({ key, dsaEncoding: 'der' }, signature, 'base64')
+      } catch {
+        valid = false
+      }
+      if (!valid) {
+        reject('x-payload-signature does not match the body')
+      }
+      return
     }
     const received = header(request, 'x-authenticity-token')
     if (!received) {
-      reject('missing x-authenticity-token header')
+      reject('missing x-payload-signature or x-authenticity-token header')
+    }
+    if (!this.#token) {
+      reject('pagbank has no webhookToken for x-authenticity-token')
     }
     const expected = createHash('sha256')
       .update(`${this.#token}-`)
@@ -52,6 +143,10 @@ export class PagBankDriver implements PaymentDriver {
     if (!safeCompare(expected, received.toLowerCase())) {
       reject('x-authenticity-token does not match the body')
     }
+  }
+
+  parse(request: WebhookRequest, provider: string): WebhookEvent[] {
+    this.#verify(request)
     const order = jsonObject(request.rawBody)
     const orderId = requiredString(order.id, 'order id')
     const charges = Array.isArray(order.charges) ? order.charges.filter(isObject) : []

@@ -52,7 +52,7 @@ function reference(object: Record<string, any>): string | null {
 }
 
 /**
- * Gateway A, Stripe: `Stripe-Signature` checked by the SDK's
+ * Stripe: `Stripe-Signature` checked by the SDK's
  * `webhooks.constructEvent` against the raw bytes.
  */
 export class StripeDriver implements PaymentDriver {

@@ -29,7 +29,7 @@ export function readPublicKey(value: string): KeyObject {
 }
 
 /**
- * Gateway D, Woovi (OpenPix): `x-webhook-signature` is an RSA-SHA256
+ * Woovi (OpenPix): `x-webhook-signature` is an RSA-SHA256
  * signature (base64) of the raw body; the deprecated `X-OpenPix-Signature`
  * is a base64 HMAC-SHA1. A configured public key wins over the secret.
  */
