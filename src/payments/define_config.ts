@@ -108,7 +108,7 @@ export const gateways = {
   pagbank: (options: PagBankGatewayOptions = {}) =>
     gateway('pagbank', {
       options,
-      verifies: !!(options.webhookToken || options.token),
+      verifies: !!(options.webhookToken || options.token || options.publicKey),
       credential: 'webhookToken',
       env: 'PAGBANK_WEBHOOK_TOKEN',
       load: async () => new (await import('./drivers/pagbank.ts')).PagBankDriver(options),
