@@ -1,12 +1,7 @@
 import { createHash, createHmac, createSign, generateKeyPairSync } from 'node:crypto'
 import { test } from '@japa/runner'
 import { gateways } from '../../src/payments/main.ts'
-import {
-  CREDENTIALS,
-  WOOVI_PRIVATE_KEY,
-  WOOVI_PUBLIC_KEY,
-  paymentsApp,
-} from '../payments/helpers.ts'
+import { CREDENTIALS, WOOVI_PRIVATE_KEY, paymentsApp } from '../payments/helpers.ts'
 import { FIXTURES } from '../payments/fixtures.ts'
 import { gatewayStandIn } from '../payments/stand_ins.ts'
 

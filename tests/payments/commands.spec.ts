@@ -76,7 +76,7 @@ test.group('Payments commands', () => {
     assert.include(output, 'http://localhost:3399/payments/webhook/stripe')
     assert.notInclude(output, ':3333')
     assert.include(output, 'customer.subscription.deleted')
-    const widest = Math.max(...output.split('\n').map((line) => line.length))
+    const widest = Math.max(...output.split('\n').map((line: string) => line.length))
     assert.isAtMost(widest, 170, 'the events of a gateway wrap instead of widening the table')
 
     const flagged = await run(app, PaymentsWebhook, ['--url=https://pay.example/'])
