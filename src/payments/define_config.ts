@@ -79,7 +79,10 @@ export const gateways = {
       credential: 'webhookSecret',
       env: 'STRIPE_WEBHOOK_SECRET',
       packages: ['stripe'],
-      load: async () => new (await import('./drivers/stripe.ts')).StripeDriver(options),
+      load: async () => {
+        const { StripeDriver } = await import('./drivers/stripe.ts')
+        return new StripeDriver(options)
+      },
     }),
   abacatepay: (options: AbacatePayGatewayOptions = {}) =>
     gateway('abacatepay', {
@@ -87,7 +90,10 @@ export const gateways = {
       verifies: has(options.webhookSecret, options.publicKey),
       credential: 'webhookSecret and publicKey',
       env: 'ABACATEPAY_WEBHOOK_SECRET and ABACATEPAY_PUBLIC_KEY',
-      load: async () => new (await import('./drivers/abacatepay.ts')).AbacatePayDriver(options),
+      load: async () => {
+        const { AbacatePayDriver } = await import('./drivers/abacatepay.ts')
+        return new AbacatePayDriver(options)
+      },
     }),
   asaas: (options: AsaasGatewayOptions = {}) =>
     gateway('asaas', {
@@ -95,7 +101,10 @@ export const gateways = {
       verifies: has(options.webhookToken),
       credential: 'webhookToken',
       env: 'ASAAS_WEBHOOK_TOKEN',
-      load: async () => new (await import('./drivers/asaas.ts')).AsaasDriver(options),
+      load: async () => {
+        const { AsaasDriver } = await import('./drivers/asaas.ts')
+        return new AsaasDriver(options)
+      },
     }),
   woovi: (options: WooviGatewayOptions = {}) =>
     gateway('woovi', {
@@ -103,7 +112,10 @@ export const gateways = {
       verifies: !!(options.webhookPublicKey || options.webhookSecret),
       credential: 'webhookPublicKey',
       env: 'WOOVI_WEBHOOK_PUBLIC_KEY',
-      load: async () => new (await import('./drivers/woovi.ts')).WooviDriver(options),
+      load: async () => {
+        const { WooviDriver } = await import('./drivers/woovi.ts')
+        return new WooviDriver(options)
+      },
     }),
   pagbank: (options: PagBankGatewayOptions = {}) =>
     gateway('pagbank', {
@@ -111,7 +123,10 @@ export const gateways = {
       verifies: !!(options.webhookToken || options.token || options.publicKey),
       credential: 'webhookToken',
       env: 'PAGBANK_WEBHOOK_TOKEN',
-      load: async () => new (await import('./drivers/pagbank.ts')).PagBankDriver(options),
+      load: async () => {
+        const { PagBankDriver } = await import('./drivers/pagbank.ts')
+        return new PagBankDriver(options)
+      },
     }),
   adyen: (options: AdyenGatewayOptions = {}) =>
     gateway('adyen', {
@@ -119,7 +134,10 @@ export const gateways = {
       verifies: has(options.hmacKey),
       credential: 'hmacKey',
       env: 'ADYEN_HMAC_KEY',
-      load: async () => new (await import('./drivers/adyen.ts')).AdyenDriver(options),
+      load: async () => {
+        const { AdyenDriver } = await import('./drivers/adyen.ts')
+        return new AdyenDriver(options)
+      },
     }),
   efi: (options: EfiGatewayOptions = {}) =>
     gateway('efi', {
@@ -129,7 +147,10 @@ export const gateways = {
       withoutCredential: 'unsupported',
       credential: 'webhookHmac',
       env: 'EFI_WEBHOOK_HMAC',
-      load: async () => new (await import('./drivers/efi.ts')).EfiDriver(options),
+      load: async () => {
+        const { EfiDriver } = await import('./drivers/efi.ts')
+        return new EfiDriver(options)
+      },
     }),
   infinitepay: (options: InfinitePayGatewayOptions = {}) =>
     gateway('infinitepay', {
@@ -137,7 +158,10 @@ export const gateways = {
       verifies: has(options.handle),
       credential: 'handle',
       env: 'INFINITEPAY_HANDLE',
-      load: async () => new (await import('./drivers/infinitepay.ts')).InfinitePayDriver(options),
+      load: async () => {
+        const { InfinitePayDriver } = await import('./drivers/infinitepay.ts')
+        return new InfinitePayDriver(options)
+      },
     }),
   fake: (options: FakeGatewayOptions = {}) =>
     gateway('fake', {
@@ -145,7 +169,10 @@ export const gateways = {
       verifies: has(options.secret),
       credential: 'secret',
       env: 'FAKE_WEBHOOK_SECRET',
-      load: async () => new (await import('./drivers/fake.ts')).FakeDriver(options),
+      load: async () => {
+        const { FakeDriver } = await import('./drivers/fake.ts')
+        return new FakeDriver(options)
+      },
     }),
 }
 

@@ -49,8 +49,8 @@ function truncated(provider: string, random: () => number) {
 function mangledHeader(provider: string, random: () => number) {
   const payload = FIXTURES[provider].payload(`h${Math.floor(random() * 1e9)}`)
   const signed = signedWebhook(provider, payload, (CREDENTIALS as any)[provider])
-  const headers = { ...signed.headers }
-  const names = Object.keys(headers).filter((name) => name !== 'content-type')
+  const changed = { ...signed.headers }
+  const names = Object.keys(changed).filter((name) => name !== 'content-type')
   const query = { ...signed.query }
   if (names.length === 0 && Object.keys(query).length === 0) {
     // Adyen signs inside the body, item by item: mangle an item's hmacSignature
@@ -73,16 +73,16 @@ function mangledHeader(provider: string, random: () => number) {
     return { ...signed, query }
   }
   const name = names[Math.floor(random() * names.length)]
-  const value = headers[name]
+  const value = changed[name]
   // The first half: a base64 value's last characters can carry unused bits
   const at = Math.floor((random() * value.length) / 2)
   const flip = value[at] === '0' ? '1' : '0'
   const choice = Math.floor(random() * 4)
-  if (choice === 0) delete headers[name]
-  else if (choice === 1) headers[name] = value.slice(0, at) + flip + value.slice(at + 1)
-  else if (choice === 2) headers[name] = `0${value}`
-  else headers[name] = value.slice(0, at)
-  return { ...signed, headers, query }
+  if (choice === 0) delete changed[name]
+  else if (choice === 1) changed[name] = value.slice(0, at) + flip + value.slice(at + 1)
+  else if (choice === 2) changed[name] = `0${value}`
+  else changed[name] = value.slice(0, at)
+  return { ...signed, headers: changed, query }
 }
 
 function junk(random: () => number, depth = 0): unknown {

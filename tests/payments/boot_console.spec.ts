@@ -32,7 +32,8 @@ async function configuredPaymentsConfig(fs: FileSystem) {
       )
       .replace(`from 'adonis-atrium/payments'`, `from '${MAIN}'`)
   )
-  return (await import(new URL('config/payments_loaded.ts', fs.baseUrl).href)).default
+  const loaded = await import(new URL('config/payments_loaded.ts', fs.baseUrl).href)
+  return loaded.default
 }
 
 /** An app of `environment` booted with the payments provider and `payments` as its config */
