@@ -11,8 +11,10 @@ import type { PagBankGatewayOptions } from './drivers/pagbank.ts'
 import type { StripeGatewayOptions } from './drivers/stripe.ts'
 import type { WooviGatewayOptions } from './drivers/woovi.ts'
 import { importOptional } from '../shared/optional_import.ts'
+import { GATEWAY_DECLARATIONS, verificationOf, type GatewayName } from './drivers/declarations.ts'
 import type {
   GatewayFactory,
+  PaymentDriver,
   PaymentsConfig,
   PaymentsRuntime,
   ResolvedPaymentsConfig,
@@ -31,41 +33,31 @@ export interface GatewayDescriptor<Options> extends GatewayFactory<Options> {
   env: string
 }
 
-/** What each gateway declares; the descriptor derives the rest */
-interface GatewayDeclaration<Options> {
-  options: Options
-  /** Option names that hold the credential, in the boot message */
-  credential: string
-  env: string
-  /** True when the declared credential is set */
-  verifies: boolean
-  /** `unsupported` when the gateway itself can sign nothing without the credential */
-  withoutCredential?: 'unconfigured' | 'unsupported'
-  packages?: string[]
-  load: () => Promise<any>
-}
-
-function gateway<Options>(driver: string, declared: GatewayDeclaration<Options>) {
-  const descriptor: GatewayDescriptor<Options> = {
+/**
+ * A gateway's descriptor, derived from its declaration (the same one its
+ * driver reads); `load` imports the driver module only when the app boots.
+ */
+function gateway<Options extends object>(
+  driver: GatewayName,
+  options: Options,
+  load: () => Promise<PaymentDriver>
+): GatewayDescriptor<Options> {
+  const declaration = GATEWAY_DECLARATIONS[driver]
+  return {
     driver,
-    options: declared.options,
-    webhookVerification: declared.verifies
-      ? 'configured'
-      : (declared.withoutCredential ?? 'unconfigured'),
-    credentialHint: declared.credential,
-    env: declared.env,
-    packages: declared.packages ?? [],
+    options,
+    webhookVerification: verificationOf(declaration, options),
+    credentialHint: declaration.credential,
+    env: declaration.env,
+    packages: declaration.packages,
     resolver: async () => {
-      for (const name of declared.packages ?? []) {
+      for (const name of declaration.packages) {
         await importOptional(name, `The "${driver}" gateway in config/payments.ts`)
       }
-      return declared.load()
+      return load()
     },
   }
-  return descriptor
 }
-
-const has = (...values: unknown[]) => values.every((value) => !!value)
 
 /**
  * Driver factories for `config/payments.ts`. A driver's module (and the
@@ -73,106 +65,49 @@ const has = (...values: unknown[]) => values.every((value) => !!value)
  */
 export const gateways = {
   stripe: (options: StripeGatewayOptions = {}) =>
-    gateway('stripe', {
-      options,
-      verifies: has(options.webhookSecret),
-      credential: 'webhookSecret',
-      env: 'STRIPE_WEBHOOK_SECRET',
-      packages: ['stripe'],
-      load: async () => {
-        const { StripeDriver } = await import('./drivers/stripe.ts')
-        return new StripeDriver(options)
-      },
+    gateway('stripe', options, async () => {
+      const { StripeDriver } = await import('./drivers/stripe.ts')
+      return new StripeDriver(options)
     }),
   abacatepay: (options: AbacatePayGatewayOptions = {}) =>
-    gateway('abacatepay', {
-      options,
-      verifies: has(options.webhookSecret, options.publicKey),
-      credential: 'webhookSecret and publicKey',
-      env: 'ABACATEPAY_WEBHOOK_SECRET and ABACATEPAY_PUBLIC_KEY',
-      load: async () => {
-        const { AbacatePayDriver } = await import('./drivers/abacatepay.ts')
-        return new AbacatePayDriver(options)
-      },
+    gateway('abacatepay', options, async () => {
+      const { AbacatePayDriver } = await import('./drivers/abacatepay.ts')
+      return new AbacatePayDriver(options)
     }),
   asaas: (options: AsaasGatewayOptions = {}) =>
-    gateway('asaas', {
-      options,
-      verifies: has(options.webhookToken),
-      credential: 'webhookToken',
-      env: 'ASAAS_WEBHOOK_TOKEN',
-      load: async () => {
-        const { AsaasDriver } = await import('./drivers/asaas.ts')
-        return new AsaasDriver(options)
-      },
+    gateway('asaas', options, async () => {
+      const { AsaasDriver } = await import('./drivers/asaas.ts')
+      return new AsaasDriver(options)
     }),
   woovi: (options: WooviGatewayOptions = {}) =>
-    gateway('woovi', {
-      options,
-      verifies: !!(options.webhookPublicKey || options.webhookSecret),
-      credential: 'webhookPublicKey',
-      env: 'WOOVI_WEBHOOK_PUBLIC_KEY',
-      load: async () => {
-        const { WooviDriver } = await import('./drivers/woovi.ts')
-        return new WooviDriver(options)
-      },
+    gateway('woovi', options, async () => {
+      const { WooviDriver } = await import('./drivers/woovi.ts')
+      return new WooviDriver(options)
     }),
   pagbank: (options: PagBankGatewayOptions = {}) =>
-    gateway('pagbank', {
-      options,
-      verifies: !!(options.webhookToken || options.token || options.publicKey),
-      credential: 'webhookToken',
-      env: 'PAGBANK_WEBHOOK_TOKEN',
-      load: async () => {
-        const { PagBankDriver } = await import('./drivers/pagbank.ts')
-        return new PagBankDriver(options)
-      },
+    gateway('pagbank', options, async () => {
+      const { PagBankDriver } = await import('./drivers/pagbank.ts')
+      return new PagBankDriver(options)
     }),
   adyen: (options: AdyenGatewayOptions = {}) =>
-    gateway('adyen', {
-      options,
-      verifies: has(options.hmacKey),
-      credential: 'hmacKey',
-      env: 'ADYEN_HMAC_KEY',
-      load: async () => {
-        const { AdyenDriver } = await import('./drivers/adyen.ts')
-        return new AdyenDriver(options)
-      },
+    gateway('adyen', options, async () => {
+      const { AdyenDriver } = await import('./drivers/adyen.ts')
+      return new AdyenDriver(options)
     }),
   efi: (options: EfiGatewayOptions = {}) =>
-    gateway('efi', {
-      options,
-      verifies: has(options.webhookHmac),
-      // Without the hmac parameter only mutual TLS in front of the app can vouch for Efí
-      withoutCredential: 'unsupported',
-      credential: 'webhookHmac',
-      env: 'EFI_WEBHOOK_HMAC',
-      load: async () => {
-        const { EfiDriver } = await import('./drivers/efi.ts')
-        return new EfiDriver(options)
-      },
+    gateway('efi', options, async () => {
+      const { EfiDriver } = await import('./drivers/efi.ts')
+      return new EfiDriver(options)
     }),
   infinitepay: (options: InfinitePayGatewayOptions = {}) =>
-    gateway('infinitepay', {
-      options,
-      verifies: has(options.handle),
-      credential: 'handle',
-      env: 'INFINITEPAY_HANDLE',
-      load: async () => {
-        const { InfinitePayDriver } = await import('./drivers/infinitepay.ts')
-        return new InfinitePayDriver(options)
-      },
+    gateway('infinitepay', options, async () => {
+      const { InfinitePayDriver } = await import('./drivers/infinitepay.ts')
+      return new InfinitePayDriver(options)
     }),
   fake: (options: FakeGatewayOptions = {}) =>
-    gateway('fake', {
-      options,
-      verifies: has(options.secret),
-      credential: 'secret',
-      env: 'FAKE_WEBHOOK_SECRET',
-      load: async () => {
-        const { FakeDriver } = await import('./drivers/fake.ts')
-        return new FakeDriver(options)
-      },
+    gateway('fake', options, async () => {
+      const { FakeDriver } = await import('./drivers/fake.ts')
+      return new FakeDriver(options)
     }),
 }
 

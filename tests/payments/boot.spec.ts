@@ -58,6 +58,53 @@ test.group('Payments boot', (group) => {
     assert.equal(gateways.abacatepay({ webhookSecret: 'x' }).webhookVerification, 'unconfigured')
   })
 
+  test('every driver reports the verification state its descriptor announced at boot', async ({
+    assert,
+  }) => {
+    const { generateKeyPairSync } = await import('node:crypto')
+    const ec = generateKeyPairSync('ec', {
+      namedCurve: 'prime256v1',
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    }).publicKey
+    const rsa = generateKeyPairSync('rsa', {
+      modulusLength: 1024,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    }).publicKey
+    const cases: [keyof typeof gateways, Record<string, string>][] = [
+      ['stripe', {}],
+      ['stripe', { webhookSecret: 'whsec' }],
+      ['abacatepay', { webhookSecret: 'x' }],
+      ['abacatepay', { webhookSecret: 'x', publicKey: 'k' }],
+      ['asaas', {}],
+      ['asaas', { webhookToken: 't' }],
+      ['woovi', {}],
+      ['woovi', { webhookSecret: 's' }],
+      ['woovi', { webhookPublicKey: rsa }],
+      ['pagbank', {}],
+      ['pagbank', { token: 't' }],
+      ['pagbank', { publicKey: ec }],
+      ['adyen', {}],
+      ['adyen', { hmacKey: 'AB12' }],
+      ['efi', {}],
+      ['efi', { webhookHmac: 'h' }],
+      ['infinitepay', {}],
+      ['infinitepay', { handle: 'shop' }],
+      ['fake', {}],
+      ['fake', { secret: 's' }],
+    ]
+    for (const [name, options] of cases) {
+      const descriptor = (gateways[name] as (options: object) => any)(options)
+      const driver = await descriptor.resolver()
+      assert.equal(
+        driver.webhookVerification,
+        descriptor.webhookVerification,
+        `${name} ${JSON.stringify(Object.keys(options))}`
+      )
+    }
+  })
+
   test('a handler for an unknown type inside the library namespace stops the boot', async ({
     assert,
   }) => {

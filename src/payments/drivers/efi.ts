@@ -1,6 +1,7 @@
+import { BaseGatewayDriver } from './base_driver.ts'
 import { reject } from '../errors.ts'
 import { toMinorUnits } from '../money.ts'
-import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
+import type { WebhookEvent, WebhookRequest } from '../types.ts'
 import {
   isObject,
   isoDate,
@@ -35,14 +36,11 @@ export function isEfiTxid(value: unknown): value is string {
  * constant time. A delivery is a `pix[]` batch; refunds arrive as
  * `devolucoes` on the original Pix.
  */
-export class EfiDriver implements PaymentDriver {
-  readonly name = 'efi'
-  readonly credentialHint = 'webhookHmac (EFI_WEBHOOK_HMAC), or mutual TLS in front of the app'
+export class EfiDriver extends BaseGatewayDriver<EfiGatewayOptions> {
   readonly subscribedEvents = ['pix']
-  readonly webhookVerification: WebhookVerification
 
-  constructor(public options: EfiGatewayOptions = {}) {
-    this.webhookVerification = options.webhookHmac ? 'configured' : 'unsupported'
+  constructor(options: EfiGatewayOptions = {}) {
+    super('efi', options)
   }
 
   parse(request: WebhookRequest, provider: string): WebhookEvent[] {

@@ -1,6 +1,7 @@
+import { BaseGatewayDriver } from './base_driver.ts'
 import { reject, WebhookRejectedException } from '../errors.ts'
 import { integerAmount } from '../money.ts'
-import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
+import type { WebhookEvent, WebhookRequest } from '../types.ts'
 import { isObject, jsonObject, optionalString, requiredString } from './helpers.ts'
 import debug from '../debug.ts'
 
@@ -26,16 +27,13 @@ const PAYMENT_CHECK_PATH = '/invoices/public/checkout/payment_check'
  * whether that transaction of that order is paid, and the payment is
  * recorded with the amount InfinitePay reports, not the one in the body.
  */
-export class InfinitePayDriver implements PaymentDriver {
-  readonly name = 'infinitepay'
-  readonly credentialHint = 'handle (INFINITEPAY_HANDLE)'
+export class InfinitePayDriver extends BaseGatewayDriver<InfinitePayGatewayOptions> {
   readonly subscribedEvents = ['checkout payment approved']
-  readonly webhookVerification: WebhookVerification
   #confirmed = new WeakMap<WebhookRequest, Confirmation>()
   #endpoint: string
 
-  constructor(public options: InfinitePayGatewayOptions = {}) {
-    this.webhookVerification = options.handle ? 'configured' : 'unconfigured'
+  constructor(options: InfinitePayGatewayOptions = {}) {
+    super('infinitepay', options)
     const base = (options.apiBaseUrl ?? 'https://api.infinitepay.io').replace(/\/+$/, '')
     this.#endpoint = `${base}${PAYMENT_CHECK_PATH}`
   }

@@ -1,9 +1,10 @@
+import { BaseGatewayDriver } from './base_driver.ts'
 import { createHash, createPublicKey, createVerify, type KeyObject } from 'node:crypto'
 import debug from '../debug.ts'
 import { reject, WebhookRejectedException } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
-import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
+import type { WebhookEvent, WebhookRequest } from '../types.ts'
 import {
   header,
   isObject,
@@ -56,21 +57,18 @@ function keyOf(answer: unknown): string | undefined {
  * HMAC). The signature wins when present; the token hash is the fallback.
  * One delivery carries an order and its charges; each charge becomes one event.
  */
-export class PagBankDriver implements PaymentDriver {
-  readonly name = 'pagbank'
-  readonly credentialHint = 'webhookToken or token (PAGBANK_WEBHOOK_TOKEN, PAGBANK_TOKEN)'
+export class PagBankDriver extends BaseGatewayDriver<PagBankGatewayOptions> {
   readonly subscribedEvents = ['order notifications (notification_urls)']
-  readonly webhookVerification: WebhookVerification
   #token?: string
   #configuredKey?: KeyObject
   #fetched?: { key: KeyObject; at: number }
 
-  constructor(public options: PagBankGatewayOptions) {
+  constructor(options: PagBankGatewayOptions) {
+    super('pagbank', options)
     this.#token = options.webhookToken || options.token
     if (options.publicKey) {
       this.#configuredKey = readPagBankKey(options.publicKey)
     }
-    this.webhookVerification = this.#token || options.publicKey ? 'configured' : 'unconfigured'
   }
 
   /**
