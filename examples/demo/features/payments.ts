@@ -198,7 +198,8 @@ export const payments: DemoFeature = {
         webhookToken:
           gateway === 'asaas' ? env.get('ASAAS_WEBHOOK_TOKEN') : env.get('PAGBANK_WEBHOOK_TOKEN'),
         hmacKey: env.get('ADYEN_HMAC_KEY'),
-        privateKey: wooviKeys.privateKey,
+        // Only Woovi signs with a private key here (PagBank's would be an EC key)
+        privateKey: gateway === 'woovi' ? wooviKeys.privateKey : undefined,
         webhookHmac: EFI_DEMO_HMAC,
       }
       if (gateway === 'infinitepay' && !forged) {
