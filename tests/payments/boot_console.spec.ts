@@ -6,6 +6,7 @@ import PaymentsWebhook from '../../commands/payments_webhook.ts'
 import { gateways } from '../../src/payments/main.ts'
 import { PACKAGE_ENTRY, databaseConfig, setupConsoleApp } from '../helpers.ts'
 import { paymentsApp } from './helpers.ts'
+import { loggedWarnings } from './logger_spy_provider.ts'
 
 const MAIN = new URL('../../src/payments/main.ts', import.meta.url).href
 
@@ -45,6 +46,7 @@ async function bootApp(fs: FileSystem, environment: 'console' | 'web', payments:
       rcFileContents: {
         providers: [
           () => import('@adonisjs/lucid/database_provider'),
+          () => import('./logger_spy_provider.ts'),
           () => import('../../providers/payments_provider.ts'),
         ],
       },
@@ -71,8 +73,12 @@ test.group('Payments boot per environment', () => {
 
     const consoleApp = await bootApp(fs, 'console', payments)
     cleanup(() => consoleApp.terminate())
+    loggedWarnings.length = 0
     await consoleApp.boot()
     await consoleApp.start(() => {})
+    assert.deepEqual(loggedWarnings, [
+      'Missing webhook credential for provider "stripe" (route POST /payments/webhook/stripe): set "providers.stripe" webhookSecret in config/payments.ts (env STRIPE_WEBHOOK_SECRET), or add "stripe" to allowUnverifiedWebhooks to accept unverified deliveries',
+    ])
     const ace = await consoleApp.container.make('ace')
     ace.ui.switchMode('raw')
     const command = await ace.create(PaymentsWebhook, ['--url=https://shop.example'])
@@ -113,9 +119,13 @@ test.group('Payments boot per environment', () => {
     const payments = defineConfig({
       providers: { fake: { ...gateways.fake({ secret: 'x' }), packages: ['atrium-missing-sdk'] } },
     })
+    loggedWarnings.length = 0
     const consoleApp = await bootApp(fs, 'console', payments)
     cleanup(() => consoleApp.terminate())
     await consoleApp.boot()
     assert.isTrue(consoleApp.isBooted)
+    assert.deepEqual(loggedWarnings, [
+      'The "fake" gateway in config/payments.ts needs "atrium-missing-sdk", which is not installed. Run: npm install atrium-missing-sdk',
+    ])
   })
 })
