@@ -152,6 +152,42 @@ test.group('Payments forgery: PagBank x-payload-signature', () => {
     assert.equal(keys.requests[0].headers.authorization, 'Bearer api-token')
   })
 
+  test('while public-keys fails, signed deliveries are rejected and PagBank is asked once, not per delivery', async ({
+    assert,
+  }) => {
+    const { privateKey } = ecKeys()
+    const keys = await gatewayStandIn(() => ({ status: 503, body: { message: 'unavailable' } }))
+    const app = await paymentsApp({
+      config: {
+        providers: {
+          pagbank: gateways.pagbank({
+            token: 'api-token',
+            publicKeysUrl: `${keys.url}/public-keys`,
+          }),
+        },
+      },
+    })
+    const responses = await Promise.all(
+      ['u1', 'u2', 'u3', 'u4'].map((id) => {
+        const body = JSON.stringify(FIXTURES.pagbank.payload(id))
+        return app.post('pagbank', {
+          body,
+          headers: { ...JSON_HEADERS, 'x-payload-signature': ecdsa(body, privateKey) },
+        })
+      })
+    )
+    assert.deepEqual(
+      responses.map((response) => response.status),
+      [400, 400, 400, 400]
+    )
+    assert.equal(
+      ((await responses[3].json()) as any).errors[0].message,
+      'PagBank public-keys answered 503'
+    )
+    assert.lengthOf(keys.requests, 1)
+    assert.lengthOf(await app.rows('events'), 0)
+  })
+
   test('a configured public key verifies without a request; a signature by another key is rejected', async ({
     assert,
   }) => {

@@ -1,7 +1,7 @@
 import { BaseGatewayDriver } from './base_driver.ts'
 import { createHash, createPublicKey, createVerify, type KeyObject } from 'node:crypto'
 import debug from '../debug.ts'
-import { reject, WebhookRejectedException } from '../errors.ts'
+import { reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
 import type { WebhookEvent, WebhookRequest } from '../types.ts'
@@ -31,6 +31,9 @@ export interface PagBankGatewayOptions {
   /** How long a fetched key is trusted before it is fetched again, in ms (default 1 hour) */
   publicKeyTtlMs?: number
 }
+
+/** How long a failed public-key fetch answers for itself before PagBank is asked again */
+const RETRY_AFTER_FAILURE_MS = 30_000
 
 /**
  * Reads an EC public key given as PEM or base64 DER (SubjectPublicKeyInfo).
@@ -62,6 +65,8 @@ export class PagBankDriver extends BaseGatewayDriver<PagBankGatewayOptions> {
   #token?: string
   #configuredKey?: KeyObject
   #fetched?: { key: KeyObject; at: number }
+  #failure?: { at: number; message: string }
+  #pending?: Promise<string | undefined>
 
   constructor(options: PagBankGatewayOptions) {
     super('pagbank', options)
@@ -83,7 +88,24 @@ export class PagBankDriver extends BaseGatewayDriver<PagBankGatewayOptions> {
     if (this.#fetched && Date.now() - this.#fetched.at < ttl) {
       return
     }
+    // A failed fetch is not retried for a while: forged deliveries cannot make every request call PagBank
+    if (this.#failure && Date.now() - this.#failure.at < RETRY_AFTER_FAILURE_MS) {
+      if (this.#fetched) return
+      reject(this.#failure.message)
+    }
+    // Concurrent deliveries share one request
+    this.#pending ??= this.#fetchKey().finally(() => (this.#pending = undefined))
+    const failure = await this.#pending
+    // An expired key is still better than none while PagBank cannot be reached
+    if (failure && !this.#fetched) {
+      reject(failure)
+    }
+  }
+
+  /** Fetches the public key; resolves to a failure message instead of throwing */
+  async #fetchKey(): Promise<string | undefined> {
     const url = this.options.publicKeysUrl ?? 'https://api.pagseguro.com/public-keys'
+    let failure: string
     try {
       const response = await fetch(url, {
         headers: {
@@ -92,19 +114,21 @@ export class PagBankDriver extends BaseGatewayDriver<PagBankGatewayOptions> {
         },
         signal: AbortSignal.timeout(10_000),
       })
-      if (!response.ok) {
-        reject(`PagBank public-keys answered ${response.status}`)
+      const key = response.ok ? keyOf(await response.json()) : undefined
+      if (key) {
+        this.#fetched = { key: readPagBankKey(key), at: Date.now() }
+        this.#failure = undefined
+        return undefined
       }
-      const key = keyOf(await response.json())
-      if (!key) {
-        reject('PagBank public-keys answered without a key')
-      }
-      this.#fetched = { key: readPagBankKey(key), at: Date.now() }
+      failure = response.ok
+        ? 'PagBank public-keys answered without a key'
+        : `PagBank public-keys answered ${response.status}`
     } catch (error) {
-      if (error instanceof WebhookRejectedException) throw error
       debug('pagbank public key fetch failed: %s', (error as Error)?.message)
-      reject('PagBank public key could not be fetched to check x-payload-signature')
+      failure = 'PagBank public key could not be fetched to check x-payload-signature'
     }
+    this.#failure = { at: Date.now(), message: failure }
+    return failure
   }
 
   #verify(request: WebhookRequest) {
