@@ -214,6 +214,13 @@ test.group('Payments boot', (group) => {
     assert.equal(response.status, 200)
   })
 
+  test('services/payments exports the booted atrium.payments binding', async ({ assert }) => {
+    const app = await paymentsApp()
+    const { default: payments } = await import('../../services/payments.ts')
+    assert.strictEqual(payments, await app.app.container.make('atrium.payments'))
+    assert.isFunction(payments.replay)
+  })
+
   test('defineConfig names the option and the fix', ({ assert }) => {
     assert.throws(() => defineConfig({} as any), /Missing "providers" in config\/payments.ts/)
     assert.throws(
