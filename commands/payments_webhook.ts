@@ -1,6 +1,38 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 
+/** Widest line of the Events column */
+const EVENTS_WIDTH = 48
+
+/**
+ * The app's public base URL: the flag, then APP_URL, then the host and port
+ * the app listens on (HOST, PORT), as `node ace serve` binds them.
+ */
+export function baseUrlOf(flag?: string, env: NodeJS.ProcessEnv = process.env) {
+  if (flag) return flag.replace(/\/+$/, '')
+  if (env.APP_URL) return env.APP_URL.replace(/\/+$/, '')
+  const host = !env.HOST || env.HOST === '0.0.0.0' || env.HOST === '::' ? 'localhost' : env.HOST
+  return `http://${host.includes(':') ? `[${host}]` : host}:${env.PORT || 3333}`
+}
+
+/**
+ * Joins names with ", " into lines no wider than `width` (a name longer
+ * than the width gets a line of its own).
+ */
+export function wrapList(names: string[], width: number) {
+  const lines: string[] = []
+  for (const name of names) {
+    const last = lines.length - 1
+    if (last >= 0 && lines[last].length + 2 + name.length <= width) {
+      lines[last] += `, ${name}`
+    } else {
+      if (last >= 0) lines[last] += ','
+      lines.push(name)
+    }
+  }
+  return lines.join('\n')
+}
+
 /**
  * Prints the webhook URL and the events to subscribe to for each configured
  * provider; `--create` registers the endpoint through Stripe's API and
@@ -12,7 +44,12 @@ export default class PaymentsWebhook extends BaseCommand {
     'Show the webhook URL and events of each payment provider, or create the Stripe endpoint'
   static options: CommandOptions = { startApp: true }
 
-  @flags.string({ description: 'Public base URL of the app (default APP_URL)' })
+  @flags.string({
+    description: 'Public base URL of the app (default APP_URL, else http://HOST:PORT)',
+  })
+  declare url?: string
+
+  @flags.string({ description: 'Alias of --url' })
   declare baseUrl?: string
 
   @flags.boolean({ description: 'Create the endpoint through the gateway API (Stripe)' })
@@ -24,10 +61,7 @@ export default class PaymentsWebhook extends BaseCommand {
   async run() {
     const manager = await this.app.container.make('atrium.payments')
     await manager.init({ schema: false })
-    const base = (this.baseUrl ?? process.env.APP_URL ?? 'http://localhost:3333').replace(
-      /\/+$/,
-      ''
-    )
+    const base = baseUrlOf(this.url ?? this.baseUrl)
     const urlOf = (name: string) => `${base}${manager.config.routes.prefix}/${name}`
 
     if (this.create) {
@@ -66,7 +100,7 @@ export default class PaymentsWebhook extends BaseCommand {
         driver.name,
         driver.webhookVerification,
         urlOf(name),
-        driver.subscribedEvents.join(', '),
+        wrapList(driver.subscribedEvents, EVENTS_WIDTH),
       ])
     }
     table.render()

@@ -4,6 +4,8 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 /**
  * Re-runs stored, already verified webhook events through billing sync and
  * the handlers: every failed one (`--failed`), one id, or one provider's.
+ * An event already processed runs its handler again only with `--force`.
+ * Never prompts, so it runs the same in CI and in a terminal.
  */
 export default class PaymentsWebhooksReplay extends BaseCommand {
   static commandName = 'payments:webhooks:replay'
@@ -19,6 +21,11 @@ export default class PaymentsWebhooksReplay extends BaseCommand {
   @flags.string({ description: 'Only events of this provider' })
   declare provider?: string
 
+  @flags.boolean({
+    description: 'Also re-run events already processed (their handlers run again)',
+  })
+  declare force?: boolean
+
   async run() {
     if (!this.failed && !this.id && !this.provider) {
       this.exitCode = 1
@@ -30,10 +37,14 @@ export default class PaymentsWebhooksReplay extends BaseCommand {
       failed: this.failed,
       eventId: this.id,
       provider: this.provider,
+      force: this.force,
     })
     if (outcomes.length === 0) {
       this.logger.info('No stored event matches')
       return
+    }
+    if (this.force && outcomes.some(({ row }) => row.status === 'processed')) {
+      this.logger.warning('--force: re-running events that were already processed')
     }
     for (const { row, status, error } of outcomes) {
       const line = `${row.provider} ${row.event_id} (${row.type}): ${status}${error ? ` - ${error}` : ''}`

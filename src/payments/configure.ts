@@ -39,6 +39,8 @@ export const paymentsInstaller: FeatureInstaller = {
         WOOVI_WEBHOOK_PUBLIC_KEY: 'Env.schema.string.optional()',
         PAGBANK_WEBHOOK_TOKEN: 'Env.schema.string.optional()',
         ADYEN_HMAC_KEY: 'Env.schema.string.optional()',
+        EFI_WEBHOOK_HMAC: 'Env.schema.string.optional()',
+        INFINITEPAY_HANDLE: 'Env.schema.string.optional()',
       },
     })
     const install = command.parsedFlags.install

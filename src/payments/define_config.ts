@@ -1,4 +1,6 @@
-import { E_PAYMENTS_CONFIG } from './errors.ts'
+import { configProvider } from '@adonisjs/core'
+import type { ConfigProvider } from '@adonisjs/core/types'
+import { PaymentsConfigException } from './errors.ts'
 import type { AbacatePayGatewayOptions } from './drivers/abacatepay.ts'
 import type { AdyenGatewayOptions } from './drivers/adyen.ts'
 import type { AsaasGatewayOptions } from './drivers/asaas.ts'
@@ -8,32 +10,54 @@ import type { InfinitePayGatewayOptions } from './drivers/infinitepay.ts'
 import type { PagBankGatewayOptions } from './drivers/pagbank.ts'
 import type { StripeGatewayOptions } from './drivers/stripe.ts'
 import type { WooviGatewayOptions } from './drivers/woovi.ts'
+import { importOptional } from '../shared/optional_import.ts'
+import { GATEWAY_DECLARATIONS, verificationOf, type GatewayName } from './drivers/declarations.ts'
 import type {
   GatewayFactory,
+  PaymentDriver,
   PaymentsConfig,
+  PaymentsRuntime,
   ResolvedPaymentsConfig,
   WebhookVerification,
 } from './types.ts'
 
+/**
+ * What `gateways.<name>()` returns: the driver's factory plus what the boot
+ * needs to know without loading it (verification state, credential hint,
+ * optional packages).
+ */
 export interface GatewayDescriptor<Options> extends GatewayFactory<Options> {
-  /** The §3.3 verification state, known without loading the driver */
+  /** The verification state, known without loading the driver */
   webhookVerification: WebhookVerification
-  /** The environment variable a host sets for the credential */
+  /** The environment variable(s) a host sets for the credential */
   env: string
 }
 
-function gateway<Options>(
-  driver: string,
+/**
+ * A gateway's descriptor, derived from its declaration (the same one its
+ * driver reads); `load` imports the driver module only when the app boots.
+ */
+function gateway<Options extends object>(
+  driver: GatewayName,
   options: Options,
-  verification: WebhookVerification,
-  credentialHint: string,
-  env: string,
-  resolver: () => Promise<any>
+  load: () => Promise<PaymentDriver>
 ): GatewayDescriptor<Options> {
-  return { driver, options, webhookVerification: verification, credentialHint, env, resolver }
+  const declaration = GATEWAY_DECLARATIONS[driver]
+  return {
+    driver,
+    options,
+    webhookVerification: verificationOf(declaration, options),
+    credentialHint: declaration.credential,
+    env: declaration.env,
+    packages: declaration.packages,
+    resolver: async () => {
+      for (const name of declaration.packages) {
+        await importOptional(name, `The "${driver}" gateway in config/payments.ts`)
+      }
+      return load()
+    },
+  }
 }
-
-const has = (...values: (string | undefined)[]) => values.every((value) => !!value)
 
 /**
  * Driver factories for `config/payments.ts`. A driver's module (and the
@@ -41,142 +65,94 @@ const has = (...values: (string | undefined)[]) => values.every((value) => !!val
  */
 export const gateways = {
   stripe: (options: StripeGatewayOptions = {}) =>
-    gateway(
-      'stripe',
-      options,
-      has(options.webhookSecret) ? 'configured' : 'unconfigured',
-      'webhookSecret',
-      'STRIPE_WEBHOOK_SECRET',
-      async () => {
-        const { StripeDriver } = await import('./drivers/stripe.ts')
-        return new StripeDriver(options)
-      }
-    ),
+    gateway('stripe', options, async () => {
+      const { StripeDriver } = await import('./drivers/stripe.ts')
+      return new StripeDriver(options)
+    }),
   abacatepay: (options: AbacatePayGatewayOptions = {}) =>
-    gateway(
-      'abacatepay',
-      options,
-      has(options.webhookSecret, options.publicKey) ? 'configured' : 'unconfigured',
-      'webhookSecret and publicKey',
-      'ABACATEPAY_WEBHOOK_SECRET and ABACATEPAY_PUBLIC_KEY',
-      async () => {
-        const { AbacatePayDriver } = await import('./drivers/abacatepay.ts')
-        return new AbacatePayDriver(options)
-      }
-    ),
+    gateway('abacatepay', options, async () => {
+      const { AbacatePayDriver } = await import('./drivers/abacatepay.ts')
+      return new AbacatePayDriver(options)
+    }),
   asaas: (options: AsaasGatewayOptions = {}) =>
-    gateway(
-      'asaas',
-      options,
-      has(options.webhookToken) ? 'configured' : 'unconfigured',
-      'webhookToken',
-      'ASAAS_WEBHOOK_TOKEN',
-      async () => {
-        const { AsaasDriver } = await import('./drivers/asaas.ts')
-        return new AsaasDriver(options)
-      }
-    ),
+    gateway('asaas', options, async () => {
+      const { AsaasDriver } = await import('./drivers/asaas.ts')
+      return new AsaasDriver(options)
+    }),
   woovi: (options: WooviGatewayOptions = {}) =>
-    gateway(
-      'woovi',
-      options,
-      options.webhookPublicKey || options.webhookSecret ? 'configured' : 'unconfigured',
-      'webhookPublicKey',
-      'WOOVI_WEBHOOK_PUBLIC_KEY',
-      async () => {
-        const { WooviDriver } = await import('./drivers/woovi.ts')
-        return new WooviDriver(options)
-      }
-    ),
+    gateway('woovi', options, async () => {
+      const { WooviDriver } = await import('./drivers/woovi.ts')
+      return new WooviDriver(options)
+    }),
   pagbank: (options: PagBankGatewayOptions = {}) =>
-    gateway(
-      'pagbank',
-      options,
-      options.webhookToken || options.token ? 'configured' : 'unconfigured',
-      'webhookToken',
-      'PAGBANK_WEBHOOK_TOKEN',
-      async () => {
-        const { PagBankDriver } = await import('./drivers/pagbank.ts')
-        return new PagBankDriver(options)
-      }
-    ),
+    gateway('pagbank', options, async () => {
+      const { PagBankDriver } = await import('./drivers/pagbank.ts')
+      return new PagBankDriver(options)
+    }),
   adyen: (options: AdyenGatewayOptions = {}) =>
-    gateway(
-      'adyen',
-      options,
-      has(options.hmacKey) ? 'configured' : 'unconfigured',
-      'hmacKey',
-      'ADYEN_HMAC_KEY',
-      async () => {
-        const { AdyenDriver } = await import('./drivers/adyen.ts')
-        return new AdyenDriver(options)
-      }
-    ),
+    gateway('adyen', options, async () => {
+      const { AdyenDriver } = await import('./drivers/adyen.ts')
+      return new AdyenDriver(options)
+    }),
   efi: (options: EfiGatewayOptions = {}) =>
-    gateway('efi', options, 'unsupported', 'none', 'none', async () => {
+    gateway('efi', options, async () => {
       const { EfiDriver } = await import('./drivers/efi.ts')
       return new EfiDriver(options)
     }),
   infinitepay: (options: InfinitePayGatewayOptions = {}) =>
-    gateway('infinitepay', options, 'unsupported', 'none', 'none', async () => {
+    gateway('infinitepay', options, async () => {
       const { InfinitePayDriver } = await import('./drivers/infinitepay.ts')
       return new InfinitePayDriver(options)
     }),
   fake: (options: FakeGatewayOptions = {}) =>
-    gateway(
-      'fake',
-      options,
-      has(options.secret) ? 'configured' : 'unconfigured',
-      'secret',
-      'FAKE_WEBHOOK_SECRET',
-      async () => {
-        const { FakeDriver } = await import('./drivers/fake.ts')
-        return new FakeDriver(options)
-      }
-    ),
+    gateway('fake', options, async () => {
+      const { FakeDriver } = await import('./drivers/fake.ts')
+      return new FakeDriver(options)
+    }),
 }
 
 const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/
 
 /**
- * Validates `config/payments.ts` and fills in its defaults. The §3.3
- * verification policy itself is enforced when the provider boots.
+ * Validates the options of `config/payments.ts` and fills in their defaults,
+ * without the container. The verification policy is enforced by the
+ * provider, where the routes are served.
  */
-export function defineConfig(config: PaymentsConfig): ResolvedPaymentsConfig {
+export function validatePaymentsConfig(config: PaymentsConfig): ResolvedPaymentsConfig {
   if (!config || typeof config.providers !== 'object' || config.providers === null) {
-    throw new E_PAYMENTS_CONFIG([
-      'Missing "providers" in config/payments.ts. Add at least one gateway, for example providers: { stripe: gateways.stripe({ webhookSecret: env.get(\'STRIPE_WEBHOOK_SECRET\') }) }',
-    ])
+    throw new PaymentsConfigException(
+      'Missing "providers" in config/payments.ts. Add at least one gateway, for example providers: { stripe: gateways.stripe({ webhookSecret: env.get(\'STRIPE_WEBHOOK_SECRET\') }) }'
+    )
   }
   for (const [name, factory] of Object.entries(config.providers)) {
     if (!PROVIDER_NAME.test(name)) {
-      throw new E_PAYMENTS_CONFIG([
-        `Invalid provider name "${name}" in config/payments.ts: it is the :provider route segment, use lowercase letters, digits, "-" or "_"`,
-      ])
+      throw new PaymentsConfigException(
+        `Invalid provider name "${name}" in config/payments.ts: it is the :provider route segment, use lowercase letters, digits, "-" or "_"`
+      )
     }
     if (!factory || typeof factory.resolver !== 'function') {
-      throw new E_PAYMENTS_CONFIG([
-        `Invalid "providers.${name}" in config/payments.ts: use one of gateways.stripe(), gateways.asaas(), ... from adonis-atrium/payments`,
-      ])
+      throw new PaymentsConfigException(
+        `Invalid "providers.${name}" in config/payments.ts: use one of gateways.stripe(), gateways.asaas(), ... from adonis-atrium/payments`
+      )
     }
   }
   const allow = config.allowUnverifiedWebhooks ?? []
   if (allow !== true && !Array.isArray(allow)) {
-    throw new E_PAYMENTS_CONFIG([
-      'Invalid "allowUnverifiedWebhooks" in config/payments.ts: expected an array of provider names or true',
-    ])
+    throw new PaymentsConfigException(
+      'Invalid "allowUnverifiedWebhooks" in config/payments.ts: expected an array of provider names or true'
+    )
   }
   const prefix = (config.routes?.prefix ?? '/payments/webhook').replace(/\/+$/, '')
   if (!prefix.startsWith('/')) {
-    throw new E_PAYMENTS_CONFIG([
-      `Invalid "routes.prefix" in config/payments.ts: "${prefix}" must start with "/"`,
-    ])
+    throw new PaymentsConfigException(
+      `Invalid "routes.prefix" in config/payments.ts: "${prefix}" must start with "/"`
+    )
   }
   for (const name of config.billing?.passthroughEvents ?? []) {
     if (typeof name !== 'string' || !name.includes('.')) {
-      throw new E_PAYMENTS_CONFIG([
-        `Invalid billing.passthroughEvents entry ${JSON.stringify(name)} in config/payments.ts: list dotted names such as "payment.anticipated"; undotted passthrough types need no declaration`,
-      ])
+      throw new PaymentsConfigException(
+        `Invalid billing.passthroughEvents entry ${JSON.stringify(name)} in config/payments.ts: list dotted names such as "payment.anticipated"; undotted passthrough types need no declaration`
+      )
     }
   }
   return {
@@ -199,18 +175,60 @@ export function defineConfig(config: PaymentsConfig): ResolvedPaymentsConfig {
 }
 
 /**
- * §3.3: a provider that can verify but has no credential stops the boot,
- * unless it is listed in `allowUnverifiedWebhooks`.
+ * The payments config for `config/payments.ts`: validates the options now
+ * (errors name the key and the fix) and returns the config provider the
+ * payments provider resolves once, with Lucid's database, the emitter and
+ * the logger taken from the container.
  */
-export function assertVerificationPolicy(config: ResolvedPaymentsConfig) {
+export function defineConfig(config: PaymentsConfig): ConfigProvider<PaymentsRuntime> {
+  const resolved = validatePaymentsConfig(config)
+  return configProvider.create(async (app) => {
+    if (!app.container.hasBinding('lucid.db')) {
+      throw new PaymentsConfigException(
+        'Atrium payments keeps its ledger with Lucid, which is not registered. Run: node ace add @adonisjs/lucid'
+      )
+    }
+    return {
+      config: resolved,
+      db: await app.container.make('lucid.db'),
+      emitter: await app.container.make('emitter'),
+      logger: await app.container.make('logger'),
+    }
+  })
+}
+
+/**
+ * Why each configured provider cannot be served as configured: a gateway
+ * that cannot verify its deliveries (no credential, or none it could have)
+ * and is not listed in `allowUnverifiedWebhooks`. One message per provider,
+ * naming the route, the key, the env variable and the fix.
+ */
+export function verificationProblems(config: ResolvedPaymentsConfig): string[] {
   const allowed = (name: string) =>
     config.allowUnverifiedWebhooks === true || config.allowUnverifiedWebhooks.includes(name)
+  const problems: string[] = []
   for (const [name, factory] of Object.entries(config.providers)) {
     const descriptor = factory as GatewayDescriptor<unknown>
-    if (descriptor.webhookVerification === 'unconfigured' && !allowed(name)) {
-      throw new E_PAYMENTS_CONFIG([
-        `Missing webhook credential for provider "${name}" (route POST ${config.routes.prefix}/${name}): set "providers.${name}" ${descriptor.credentialHint} in config/payments.ts (env ${descriptor.env}), or add "${name}" to allowUnverifiedWebhooks to accept unverified deliveries`,
-      ])
+    if (allowed(name) || descriptor.webhookVerification === 'configured') {
+      continue
     }
+    const route = `route POST ${config.routes.prefix}/${name}`
+    problems.push(
+      descriptor.webhookVerification === 'unsupported'
+        ? `Provider "${name}" cannot verify its deliveries (${route}): set "providers.${name}" ${descriptor.credentialHint} in config/payments.ts (env ${descriptor.env}), or add "${name}" to allowUnverifiedWebhooks if mutual TLS in front of the app authenticates the gateway`
+        : `Missing webhook credential for provider "${name}" (${route}): set "providers.${name}" ${descriptor.credentialHint} in config/payments.ts (env ${descriptor.env}), or add "${name}" to allowUnverifiedWebhooks to accept unverified deliveries`
+    )
+  }
+  return problems
+}
+
+/**
+ * A gateway that cannot verify is served only when listed in
+ * `allowUnverifiedWebhooks`; the first problem stops the boot.
+ */
+export function assertVerificationPolicy(config: ResolvedPaymentsConfig) {
+  const [problem] = verificationProblems(config)
+  if (problem) {
+    throw new PaymentsConfigException(problem)
   }
 }

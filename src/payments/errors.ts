@@ -1,40 +1,78 @@
-import { createError, Exception } from '@adonisjs/core/exceptions'
-import type { HttpContext } from '@adonisjs/core/http'
+import { AtriumException } from '../shared/errors.ts'
+
+/** The message of an error built from a string or the `[message]` tuple `createError` used */
+function text(message: string | [string]) {
+  return Array.isArray(message) ? message[0] : message
+}
 
 /**
  * A delivery that cannot be trusted or understood: bad or missing signature,
- * tampered or unparsable body, unknown provider. Answered 400, never recorded.
+ * tampered or unparsable body, unknown provider. Answered 400 with the one
+ * Atrium error body naming the provider; never recorded in the ledger.
  */
-export class WebhookRejectedException extends Exception {
+export class WebhookRejectedException extends AtriumException {
   static status = 400
   static code = 'E_WEBHOOK_REJECTED'
 
-  constructor(
-    message: string,
-    public provider?: string
-  ) {
-    super(message, { status: 400, code: 'E_WEBHOOK_REJECTED' })
+  /** The `:provider` segment the delivery came in on; set by the processor when known */
+  provider?: string
+
+  constructor(message: string, provider?: string, options?: ErrorOptions) {
+    super(message, { ...options, status: 400, code: 'E_WEBHOOK_REJECTED' })
+    this.provider = provider
   }
 
-  async handle(error: this, ctx: HttpContext) {
-    ctx.response.status(error.status).send({ received: false, error: error.message })
+  toResponseBody() {
+    const provider = this.provider === undefined ? {} : { provider: this.provider.slice(0, 64) }
+    return { errors: [{ code: 'E_WEBHOOK_REJECTED', message: this.message, ...provider }] }
   }
 }
 
 /**
- * Boot refuses a provider that can verify but has no credential, or a
- * handler setup it cannot trust.
+ * A body larger than `maxBodySize`: answered 413 before it is read whole.
  */
-export const E_PAYMENTS_CONFIG = createError<[string]>('%s', 'E_PAYMENTS_CONFIG', 500)
+export class WebhookTooLargeException extends AtriumException {
+  static status = 413
+  static code = 'E_WEBHOOK_TOO_LARGE'
+
+  constructor(message: string) {
+    super(message, { status: 413, code: 'E_WEBHOOK_TOO_LARGE' })
+  }
+}
+
+/**
+ * `config/payments.ts` is missing, invalid, or asks for something the boot
+ * cannot trust (a verifying gateway without its credential, two handlers for
+ * one type). The message names the file, the key and the fix.
+ */
+export class PaymentsConfigException extends AtriumException {
+  static status = 500
+  static code = 'E_PAYMENTS_CONFIG'
+
+  constructor(message: string | [string], options?: ErrorOptions) {
+    super(text(message), { ...options, status: 500, code: 'E_PAYMENTS_CONFIG' })
+  }
+}
 
 /**
  * `payment.dispute_closed` without an outcome: the event fails and is retried.
  */
-export const E_DISPUTE_OUTCOME_MISSING = createError<[string]>(
-  'payment.dispute_closed event "%s" carries no outcome (expected won, lost, expired or canceled)',
-  'E_DISPUTE_OUTCOME_MISSING',
-  500
-)
+export class DisputeOutcomeMissingException extends AtriumException {
+  static status = 500
+  static code = 'E_DISPUTE_OUTCOME_MISSING'
+
+  constructor(eventId: string | [string], options?: ErrorOptions) {
+    super(
+      `payment.dispute_closed event "${text(eventId)}" carries no outcome (expected won, lost, expired or canceled)`,
+      { ...options, status: 500, code: 'E_DISPUTE_OUTCOME_MISSING' }
+    )
+  }
+}
+
+export const E_WEBHOOK_REJECTED = WebhookRejectedException
+export const E_WEBHOOK_TOO_LARGE = WebhookTooLargeException
+export const E_PAYMENTS_CONFIG = PaymentsConfigException
+export const E_DISPUTE_OUTCOME_MISSING = DisputeOutcomeMissingException
 
 /**
  * Rejects a delivery: the route answers 400 and writes a `webhook.rejected` audit row.

@@ -1,4 +1,5 @@
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './types.ts'
+import { onDiagnostic as subscribe, type DiagnosticHandler } from '../shared/diagnostics.ts'
+import { WEBHOOK_EVENT_TYPES, type WebhookEventDataMap, type WebhookEventType } from './types.ts'
 
 const CANONICAL = new Set<string>(WEBHOOK_EVENT_TYPES)
 
@@ -21,4 +22,48 @@ export function isLibraryNamespace(type: string) {
  */
 export function passthroughType(gatewayName: string) {
   return gatewayName.toLowerCase()
+}
+
+/** What a payments business event carries: the event's data plus its id, provider and type */
+export type PaymentsBusinessPayload<T extends keyof WebhookEventDataMap> =
+  WebhookEventDataMap[T] & {
+    eventId: string
+    provider: string
+    type: T
+  }
+
+/** Payload of `webhook.received`, `webhook.processed` and `webhook.failed` */
+export interface WebhookLifecyclePayload {
+  eventId: string
+  provider: string
+  type: string
+  durationMs?: number
+  error?: string
+}
+
+/** The payload of each payments diagnostic event, by event name */
+export type PaymentsDiagnostics = {
+  [T in keyof WebhookEventDataMap]: PaymentsBusinessPayload<T>
+} & {
+  'webhook.received': WebhookLifecyclePayload
+  'webhook.processed': WebhookLifecyclePayload
+  'webhook.failed': WebhookLifecyclePayload
+}
+
+/**
+ * `onDiagnostic` typed for payments: `onDiagnostic('payments', 'payment.succeeded', ({ payload }) => payload.amount)`.
+ * Other features and passthrough types keep an `unknown` payload.
+ */
+export function onDiagnostic<E extends keyof PaymentsDiagnostics>(
+  feature: 'payments',
+  event: E,
+  handler: DiagnosticHandler<PaymentsDiagnostics[E]>
+): () => void
+export function onDiagnostic<Payload = unknown>(
+  feature: string,
+  event: string,
+  handler: DiagnosticHandler<Payload>
+): () => void
+export function onDiagnostic(feature: string, event: string, handler: DiagnosticHandler<any>) {
+  return subscribe(feature, event, handler)
 }

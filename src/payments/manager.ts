@@ -1,14 +1,19 @@
 import { randomUUID } from 'node:crypto'
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { HttpContext } from '@adonisjs/core/http'
-import type { Database } from '@adonisjs/lucid/database'
+import type { Logger } from '@adonisjs/core/logger'
 import debug from './debug.ts'
-import { WebhookRejectedException } from './errors.ts'
+import { WebhookRejectedException, WebhookTooLargeException } from './errors.ts'
 import { HandlerRegistry } from './handlers.ts'
 import { WebhookProcessor, type EmitterLike } from './processor.ts'
 import { capturedRawBody, readBody } from './raw_body.ts'
 import { LucidWebhookStore, type LedgerRow } from './store.ts'
-import type { PaymentDriver, ResolvedPaymentsConfig, WebhookEvent } from './types.ts'
+import type {
+  PaymentDriver,
+  PaymentsRuntime,
+  ResolvedPaymentsConfig,
+  WebhookEvent,
+} from './types.ts'
 
 /**
  * The booted payments feature: one processor per configured provider, the
@@ -20,19 +25,16 @@ export class PaymentsManager {
   readonly handlers: HandlerRegistry
   readonly processors = new Map<string, WebhookProcessor>()
   readonly drivers = new Map<string, PaymentDriver>()
+  readonly logger: Logger
   #app: ApplicationService
   #emitter?: EmitterLike
   #initialized?: Promise<void>
 
-  constructor(
-    app: ApplicationService,
-    config: ResolvedPaymentsConfig,
-    db: Database,
-    emitter?: EmitterLike
-  ) {
+  constructor(app: ApplicationService, { config, db, emitter, logger }: PaymentsRuntime) {
     this.#app = app
     this.config = config
     this.#emitter = emitter
+    this.logger = logger
     this.store = new LucidWebhookStore(db, {
       connection: config.billing.connection,
       processingLeaseMs: config.processingLeaseMs,
@@ -45,7 +47,7 @@ export class PaymentsManager {
 
   /**
    * Loads the configured drivers, the handlers (config, then folder) and
-   * runs the guarded `external_reference` alteration. Idempotent.
+   * checks the billing tables match the published migrations. Idempotent.
    */
   init(options: { schema?: boolean } = {}) {
     this.#initialized ??= (async () => {
@@ -69,10 +71,10 @@ export class PaymentsManager {
         this.config.billing.handlersPath
       )
       if (options.schema !== false) {
-        // A database not reachable (or not created) yet at boot is retried on first use
+        // A database not reachable (or not migrated) yet at boot is checked again on first use
         await this.store
           .ensureSchema()
-          .catch((error) => debug('external_reference check deferred: %s', error?.message))
+          .catch((error) => this.logger.warn('adonis-atrium/payments: %s', error?.message))
       }
       debug('payments ready: %s', [...this.processors.keys()].join(', '))
     })()
@@ -88,48 +90,51 @@ export class PaymentsManager {
   }
 
   /**
-   * The webhook route: raw bytes in, `{ received: true }` out, per §4.2.
+   * The webhook route: raw bytes in, `{ received: true }` out. Rejections
+   * are thrown: `WebhookRejectedException#handle()` renders the 400.
    */
   async handleHttp(ctx: HttpContext) {
     await this.init()
     const provider = String(ctx.params.provider ?? '')
     const traceId = randomUUID()
     const processor = this.processors.get(provider)
+    let result
     try {
       if (!processor) {
-        throw new WebhookRejectedException(`unknown provider "${provider.slice(0, 64)}"`, provider)
+        throw new WebhookRejectedException(`unknown provider "${provider.slice(0, 64)}"`)
       }
-      const rawBody = await this.#rawBody(ctx)
-      const result = await processor.handle(
-        { rawBody, headers: ctx.request.headers(), query: ctx.request.qs() },
-        traceId
-      )
-      if (result.failed.length) {
-        return ctx.response.status(500).send({
-          received: true,
-          processed: result.processed.length,
-          failed: result.failed.map(({ id }) => id),
-          error: result.failed.map(({ id, error }) => `${id}: ${error}`).join('; '),
-        })
+      const request = {
+        rawBody: await this.#rawBody(ctx),
+        headers: ctx.request.headers(),
+        query: ctx.request.qs(),
       }
-      if (result.inFlight.length) {
-        return ctx.response.status(409).send({
-          received: true,
-          processed: result.processed.length,
-          inFlight: result.inFlight,
-          error: `event ${result.inFlight.join(', ')} is still being processed by an earlier delivery; retry later`,
-        })
-      }
-      return ctx.response.status(200).send({ received: true })
+      result = await processor.handle(request, traceId)
     } catch (error) {
-      if (!(error instanceof WebhookRejectedException)) {
-        throw error
+      if (error instanceof WebhookRejectedException) {
+        error.provider ??= provider
+        await this.store
+          .audit({ provider, type: 'webhook.rejected', reason: error.message, traceId })
+          .catch((auditError) => debug('could not write webhook.rejected: %s', auditError?.message))
       }
-      await this.store
-        .audit({ provider, type: 'webhook.rejected', reason: error.message, traceId })
-        .catch((auditError) => debug('could not write webhook.rejected: %s', auditError?.message))
-      return ctx.response.status(400).send({ received: false, error: error.message })
+      throw error
     }
+    if (result.failed.length) {
+      return ctx.response.status(500).send({
+        received: true,
+        processed: result.processed.length,
+        failed: result.failed.map(({ id }) => id),
+        error: result.failed.map(({ id, error }) => `${id}: ${error}`).join('; '),
+      })
+    }
+    if (result.inFlight.length) {
+      return ctx.response.status(409).send({
+        received: true,
+        processed: result.processed.length,
+        inFlight: result.inFlight,
+        error: `event ${result.inFlight.join(', ')} is still being processed by an earlier delivery; retry later`,
+      })
+    }
+    return ctx.response.status(200).send({ received: true })
   }
 
   async #rawBody(ctx: HttpContext): Promise<Buffer> {
@@ -148,15 +153,18 @@ export class PaymentsManager {
     }
     const body = await readBody(request, this.config.maxBodySize)
     if (body === 'too_large') {
-      throw new WebhookRejectedException('body is larger than maxBodySize')
+      throw new WebhookTooLargeException(
+        `body is larger than maxBodySize (${this.config.maxBodySize})`
+      )
     }
     return body
   }
 
   /**
    * Re-runs stored, already verified events (`payments:webhooks:replay`).
+   * An event already processed runs its handler again only with `force`.
    */
-  async replay(filter: { failed?: boolean; eventId?: string; provider?: string }) {
+  async replay(filter: { failed?: boolean; eventId?: string; provider?: string; force?: boolean }) {
     await this.init()
     const rows = await this.store.listEvents({
       status: filter.failed ? 'failed' : undefined,
@@ -171,6 +179,14 @@ export class PaymentsManager {
           row,
           status: 'skipped',
           error: `provider "${row.provider}" is not configured`,
+        })
+        continue
+      }
+      if (row.status === 'processed' && !filter.force) {
+        outcomes.push({
+          row,
+          status: 'skipped',
+          error: 'already processed; pass --force to run its handler again',
         })
         continue
       }

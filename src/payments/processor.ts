@@ -73,6 +73,8 @@ export class WebhookProcessor {
    * Processes every event of a verified delivery; siblings still run when one fails.
    */
   async handle(request: WebhookRequest, traceId: string = randomUUID()): Promise<DeliveryResult> {
+    // Drivers that must ask the gateway first (InfinitePay's payment check, PagBank's key) do it here
+    await this.driver.confirm?.(request)
     const events = this.parse(request)
     const result: DeliveryResult = { traceId, processed: [], skipped: [], inFlight: [], failed: [] }
     // A one-event delivery keeps the gateway's exact text as its raw payload

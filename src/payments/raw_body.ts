@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
+import { WebhookRejectedException, WebhookTooLargeException } from './errors.ts'
 
 const RAW_BODIES = new WeakMap<object, Buffer>()
 
@@ -46,7 +47,8 @@ export function readBody(
  * the exact bytes of `POST <prefix>/...` before the bodyparser runs and then
  * hides the body from it: signatures are checked against what the gateway
  * sent, and the bodyparser's JSON rules (strict mode, 422s) never answer for
- * a webhook. Bodies over `maxBodySize` are answered 413 here.
+ * a webhook. Bodies over `maxBodySize` (declared or streamed) are answered
+ * 413 here, through `WebhookTooLargeException`.
  */
 export function createRawBodyMiddleware(prefix: string, maxBodySize: number) {
   const path = `${prefix}/`
@@ -58,22 +60,19 @@ export function createRawBodyMiddleware(prefix: string, maxBodySize: number) {
       }
       const declared = Number(request.headers['content-length'])
       if (Number.isFinite(declared) && declared > maxBodySize) {
-        return ctx.response.status(413).send({
-          received: false,
-          error: `body of ${declared} bytes is larger than maxBodySize (${maxBodySize})`,
-        })
+        // Refused before a byte is read: the declared length alone is over the cap
+        throw new WebhookTooLargeException(
+          `body of ${declared} bytes is larger than maxBodySize (${maxBodySize})`
+        )
       }
       let body: Buffer | 'too_large'
       try {
         body = await readBody(request, maxBodySize)
-      } catch {
-        return ctx.response.status(400).send({ received: false, error: 'request body was aborted' })
+      } catch (error) {
+        throw new WebhookRejectedException('request body was aborted', undefined, { cause: error })
       }
       if (body === 'too_large') {
-        return ctx.response.status(413).send({
-          received: false,
-          error: `body is larger than maxBodySize (${maxBodySize})`,
-        })
+        throw new WebhookTooLargeException(`body is larger than maxBodySize (${maxBodySize})`)
       }
       RAW_BODIES.set(ctx.request, body)
       // The stream is drained: tell the bodyparser there is nothing left to parse

@@ -14,8 +14,10 @@ export interface SigningCredentials {
   webhookSecret?: string
   /** AbacatePay's HMAC public key */
   publicKey?: string
-  /** Woovi: the private key matching `webhookPublicKey` (RSA-SHA256) */
+  /** Woovi: the RSA private key matching `webhookPublicKey`; PagBank: the EC key for `x-payload-signature` */
   privateKey?: KeyLike
+  /** Efí: the `hmac` query parameter of the registered webhook URL */
+  webhookHmac?: string
   /** Asaas access token, PagBank token */
   webhookToken?: string
   /** Adyen hex HMAC key */
@@ -93,6 +95,10 @@ export function signedWebhook(
     }
     case 'pagbank': {
       const body = text(payload)
+      if (credentials.privateKey) {
+        const signature = createSign('sha256').update(body).sign(credentials.privateKey, 'base64')
+        return { body, headers: { ...json, 'x-payload-signature': signature } }
+      }
       const token = required(credentials.webhookToken, 'webhookToken')
       return {
         body,
@@ -117,7 +123,13 @@ export function signedWebhook(
       return { body: JSON.stringify(notification), headers: json }
     }
     case 'efi':
+      return {
+        body: text(payload),
+        headers: json,
+        ...(credentials.webhookHmac ? { query: { hmac: credentials.webhookHmac } } : {}),
+      }
     case 'infinitepay':
+      // Unsigned: the app confirms it through InfinitePay's payment check
       return { body: text(payload), headers: json }
     case 'fake': {
       const body = text(payload)

@@ -1,4 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
+import type { Logger } from '@adonisjs/core/logger'
+import type { Database } from '@adonisjs/lucid/database'
+import type { EmitterLike } from './processor.ts'
 
 /**
  * The ten canonical event types every driver maps its gateway's events to.
@@ -178,6 +181,12 @@ export interface PaymentDriver {
   /** Event names to subscribe to in the gateway's dashboard */
   readonly subscribedEvents: string[]
   parse(request: WebhookRequest, provider: string): WebhookEvent | WebhookEvent[]
+  /**
+   * An asynchronous check the route runs before `parse`, for gateways whose
+   * deliveries are confirmed through their API (InfinitePay's payment check).
+   * Throws `E_WEBHOOK_REJECTED` when the gateway does not confirm.
+   */
+  confirm?(request: WebhookRequest): Promise<void>
 }
 
 /**
@@ -188,6 +197,8 @@ export interface GatewayFactory<Options = unknown> {
   options: Options
   /** The option names that hold a credential, for the boot message */
   credentialHint: string
+  /** Optional packages the driver imports, checked at boot */
+  packages?: string[]
   resolver: () => Promise<PaymentDriver>
 }
 
@@ -231,6 +242,17 @@ export interface ResolvedPaymentsConfig {
   routes: { enabled: boolean; prefix: string; middleware: any[] }
   maxBodySize: number
   processingLeaseMs: number
+}
+
+/**
+ * What `defineConfig` resolves to once the app has booted: the validated
+ * config and the container services the feature uses.
+ */
+export interface PaymentsRuntime {
+  config: ResolvedPaymentsConfig
+  db: Database
+  emitter: EmitterLike
+  logger: Logger
 }
 
 /**

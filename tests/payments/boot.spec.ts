@@ -11,7 +11,7 @@ export default class Handler {
 }
 `
 
-test.group('Payments boot (§3.3, §7.2)', (group) => {
+test.group('Payments boot', (group) => {
   group.each.setup(() => {
     ;(globalThis as any).__paymentsSeen = []
   })
@@ -34,7 +34,7 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
     const app = await paymentsApp({
       config: {
         providers: { asaas: gateways.asaas({}), efi: gateways.efi() },
-        allowUnverifiedWebhooks: ['asaas'],
+        allowUnverifiedWebhooks: ['asaas', 'efi'],
       },
     })
     const response = await app.post('asaas', {
@@ -42,14 +42,67 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
       headers: { 'content-type': 'application/json', 'asaas-access-token': 'x' },
     })
     assert.equal(response.status, 400)
-    assert.match(((await response.json()) as any).error, /asaas has no webhookToken/)
+    assert.deepEqual((await response.json()) as any, {
+      errors: [
+        { code: 'E_WEBHOOK_REJECTED', message: 'asaas has no webhookToken', provider: 'asaas' },
+      ],
+    })
   })
 
-  test('gateways that sign nothing mount without any credential', ({ assert }) => {
+  test('what each gateway can verify is known from its options', ({ assert }) => {
     assert.equal(gateways.efi().webhookVerification, 'unsupported')
-    assert.equal(gateways.infinitepay().webhookVerification, 'unsupported')
+    assert.equal(gateways.efi({ webhookHmac: 'h' }).webhookVerification, 'configured')
+    assert.equal(gateways.infinitepay().webhookVerification, 'unconfigured')
+    assert.equal(gateways.infinitepay({ handle: 'shop' }).webhookVerification, 'configured')
     assert.equal(gateways.stripe({ webhookSecret: 'whsec' }).webhookVerification, 'configured')
     assert.equal(gateways.abacatepay({ webhookSecret: 'x' }).webhookVerification, 'unconfigured')
+  })
+
+  test('every driver reports the verification state its descriptor announced at boot', async ({
+    assert,
+  }) => {
+    const { generateKeyPairSync } = await import('node:crypto')
+    const ec = generateKeyPairSync('ec', {
+      namedCurve: 'prime256v1',
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    }).publicKey
+    const rsa = generateKeyPairSync('rsa', {
+      modulusLength: 1024,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    }).publicKey
+    const cases: [keyof typeof gateways, Record<string, string>][] = [
+      ['stripe', {}],
+      ['stripe', { webhookSecret: 'whsec' }],
+      ['abacatepay', { webhookSecret: 'x' }],
+      ['abacatepay', { webhookSecret: 'x', publicKey: 'k' }],
+      ['asaas', {}],
+      ['asaas', { webhookToken: 't' }],
+      ['woovi', {}],
+      ['woovi', { webhookSecret: 's' }],
+      ['woovi', { webhookPublicKey: rsa }],
+      ['pagbank', {}],
+      ['pagbank', { token: 't' }],
+      ['pagbank', { publicKey: ec }],
+      ['adyen', {}],
+      ['adyen', { hmacKey: 'AB12' }],
+      ['efi', {}],
+      ['efi', { webhookHmac: 'h' }],
+      ['infinitepay', {}],
+      ['infinitepay', { handle: 'shop' }],
+      ['fake', {}],
+      ['fake', { secret: 's' }],
+    ]
+    for (const [name, options] of cases) {
+      const descriptor = (gateways[name] as (options: object) => any)(options)
+      const driver = await descriptor.resolver()
+      assert.equal(
+        driver.webhookVerification,
+        descriptor.webhookVerification,
+        `${name} ${JSON.stringify(Object.keys(options))}`
+      )
+    }
   })
 
   test('a handler for an unknown type inside the library namespace stops the boot', async ({
@@ -153,6 +206,13 @@ test.group('Payments boot (§3.3, §7.2)', (group) => {
       body: signed.body,
     })
     assert.equal(response.status, 200)
+  })
+
+  test('services/payments exports the booted atrium.payments binding', async ({ assert }) => {
+    const app = await paymentsApp()
+    const { default: payments } = await import('../../services/payments.ts')
+    assert.strictEqual(payments, await app.app.container.make('atrium.payments'))
+    assert.isFunction(payments.replay)
   })
 
   test('defineConfig names the option and the fix', ({ assert }) => {

@@ -53,8 +53,34 @@ test.group('Payments commands', () => {
     assert.include(output, 'https://shop.example/payments/webhook/stripe')
     assert.include(output, 'payment_intent.succeeded')
     assert.include(output, 'https://shop.example/payments/webhook/efi')
-    assert.include(output, 'unsupported')
+    assert.include(output, 'configured')
     assert.include(output, 'PAYMENT_RECEIVED')
+  })
+
+  test('payments:webhook uses the app HOST and PORT, and wraps the events column', async ({
+    assert,
+    cleanup,
+  }) => {
+    const saved = { APP_URL: process.env.APP_URL, HOST: process.env.HOST, PORT: process.env.PORT }
+    cleanup(() => {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key]
+        else process.env[key] = value
+      }
+    })
+    delete process.env.APP_URL
+    process.env.HOST = '0.0.0.0'
+    process.env.PORT = '3399'
+    const app = await paymentsApp()
+    const { output } = await run(app, PaymentsWebhook, [])
+    assert.include(output, 'http://localhost:3399/payments/webhook/stripe')
+    assert.notInclude(output, ':3333')
+    assert.include(output, 'customer.subscription.deleted')
+    const widest = Math.max(...output.split('\n').map((line: string) => line.length))
+    assert.isAtMost(widest, 170, 'the events of a gateway wrap instead of widening the table')
+
+    const flagged = await run(app, PaymentsWebhook, ['--url=https://pay.example/'])
+    assert.include(flagged.output, 'https://pay.example/payments/webhook/stripe')
   })
 
   test('payments:webhook --create creates the Stripe endpoint through its API and echoes the secret', async ({
@@ -127,7 +153,9 @@ test.group('Payments commands', () => {
     assert.include(again.output, 'No stored event matches')
   })
 
-  test('payments:webhooks:replay --id re-runs one processed event by id', async ({ assert }) => {
+  test('payments:webhooks:replay --id re-runs a processed event only with --force, and says so', async ({
+    assert,
+  }) => {
     let calls = 0
     const app = await paymentsApp({
       config: { billing: { handlers: { 'payment.succeeded': () => void calls++ } } },
@@ -136,8 +164,23 @@ test.group('Payments commands', () => {
       'fake',
       fakeEvent('evt_one', 'payment.succeeded', { paymentId: 'p', amount: 5 })
     )
-    await run(app, PaymentsWebhooksReplay, ['--id=evt_one', '--provider=fake'])
+    const refused = await run(app, PaymentsWebhooksReplay, ['--id=evt_one', '--provider=fake'])
+    assert.equal(calls, 1)
+    assert.equal(refused.instance.exitCode, 1)
+    assert.include(
+      refused.output,
+      'fake evt_one (payment.succeeded): skipped - already processed; pass --force to run its handler again'
+    )
+
+    const forced = await run(app, PaymentsWebhooksReplay, [
+      '--id=evt_one',
+      '--provider=fake',
+      '--force',
+    ])
     assert.equal(calls, 2)
+    assert.equal(forced.instance.exitCode ?? 0, 0, forced.output)
+    assert.include(forced.output, '--force: re-running events that were already processed')
+    assert.include(forced.output, 'fake evt_one (payment.succeeded): processed')
   })
 
   test('make:webhook-handler scaffolds a typed handler class', async ({ assert, fs }) => {

@@ -123,7 +123,7 @@ test.group('Payments gateways', () => {
       const signed = sign(provider, fixture.payload('t1'))
       const response = await app.post(provider, { ...signed, body: tamper(provider, signed.body) })
       assert.equal(response.status, 400)
-      assert.equal(((await response.json()) as any).received, false)
+      assert.deepEqual(((await response.json()) as any).errors[0].code, 'E_WEBHOOK_REJECTED')
       assert.lengthOf(await app.rows('events'), 0)
       assert.lengthOf(await app.rows('payments'), 0)
       const [audit] = await app.rows('audit')
@@ -242,7 +242,7 @@ test.group('Payments gateways', () => {
     body.notificationItems[1].NotificationRequestItem.amount.value = 1
     const response = await app.post('adyen', { ...signed, body: JSON.stringify(body) })
     assert.equal(response.status, 400)
-    assert.match(((await response.json()) as any).error, /notificationItems\[1\]/)
+    assert.match(((await response.json()) as any).errors[0].message, /notificationItems\[1\]/)
     assert.lengthOf(await app.rows('events'), 0)
     assert.lengthOf(await app.rows('payments'), 0)
 
@@ -256,6 +256,7 @@ test.group('Payments gateways', () => {
   }) => {
     const app = await paymentsApp()
     const response = await app.post('efi', {
+      query: { hmac: CREDENTIALS.efi.webhookHmac },
       body: JSON.stringify({
         pix: [
           {

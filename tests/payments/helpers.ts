@@ -9,6 +9,7 @@ import { defineConfig, gateways } from '../../src/payments/main.ts'
 import type { PaymentsConfig } from '../../src/payments/types.ts'
 import { TABLES } from '../../src/payments/store.ts'
 import { signedWebhook, type SignedWebhook } from '../../src/payments/testing.ts'
+import { infinitePayStandIn } from './stand_ins.ts'
 
 export const { publicKey: WOOVI_PUBLIC_KEY, privateKey: WOOVI_PRIVATE_KEY } = generateKeyPairSync(
   'rsa',
@@ -27,12 +28,14 @@ export const CREDENTIALS = {
   woovi: { privateKey: WOOVI_PRIVATE_KEY },
   pagbank: { webhookToken: 'pagbank-token-xyz' },
   adyen: { hmacKey: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' },
-  efi: {},
-  infinitepay: {},
+  efi: { webhookHmac: 'efi-hmac-value' },
+  infinitepay: { handle: 'atrium-test' },
   fake: { webhookSecret: 'fake-secret' },
 }
 
-export function allProviders(): PaymentsConfig['providers'] {
+export function allProviders(
+  options: { infinitePayApi?: string } = {}
+): PaymentsConfig['providers'] {
   return {
     stripe: gateways.stripe({ webhookSecret: CREDENTIALS.stripe.webhookSecret }),
     abacatepay: gateways.abacatepay(CREDENTIALS.abacatepay),
@@ -40,8 +43,11 @@ export function allProviders(): PaymentsConfig['providers'] {
     woovi: gateways.woovi({ webhookPublicKey: WOOVI_PUBLIC_KEY }),
     pagbank: gateways.pagbank(CREDENTIALS.pagbank),
     adyen: gateways.adyen(CREDENTIALS.adyen),
-    efi: gateways.efi(),
-    infinitepay: gateways.infinitepay(),
+    efi: gateways.efi(CREDENTIALS.efi),
+    infinitepay: gateways.infinitepay({
+      ...CREDENTIALS.infinitepay,
+      apiBaseUrl: options.infinitePayApi,
+    }),
     fake: gateways.fake({ secret: CREDENTIALS.fake.webhookSecret }),
   }
 }
@@ -66,14 +72,23 @@ export async function paymentsApp(
     config?: Partial<PaymentsConfig>
     bodyparser?: boolean
     routes?: (router: Router) => void
+    /** Posted InfinitePay deliveries are registered as paid at the stand-in first (default true) */
+    infinitePayPaid?: boolean
   } = {}
 ) {
   const db = await billingTables()
+  const infinitepay = await infinitePayStandIn(CREDENTIALS.infinitepay.handle)
   const testApp = await setupApp({
     database: true,
-    providers: [() => import('../../providers/payments_provider.ts')],
+    providers: [
+      () => import('./exception_handler_provider.ts'),
+      () => import('../../providers/payments_provider.ts'),
+    ],
     config: {
-      payments: defineConfig({ providers: allProviders(), ...options.config }),
+      payments: defineConfig({
+        providers: allProviders({ infinitePayApi: infinitepay.url }),
+        ...options.config,
+      }),
     },
     routes: (router) => {
       if (options.bodyparser !== false) {
@@ -92,6 +107,18 @@ export async function paymentsApp(
     },
   })
   const post = (provider: string, signed: SignedWebhook, query = signed.query) => {
+    if (provider === 'infinitepay' && options.infinitePayPaid !== false) {
+      // A delivery a test posts stands for a payment InfinitePay really received
+      const body = safeJson(signed.body)
+      if (body?.transaction_nsu) {
+        infinitepay.pay(String(body.transaction_nsu), {
+          order: body.order_nsu,
+          slug: body.invoice_slug,
+          amount: body.amount,
+          paid_amount: body.paid_amount ?? body.amount,
+        })
+      }
+    }
     const search = query ? `?${new URLSearchParams(query)}` : ''
     return fetch(`${testApp.url}/payments/webhook/${provider}${search}`, {
       method: 'POST',
@@ -103,7 +130,16 @@ export async function paymentsApp(
     post(provider, signedWebhook(provider, payload, CREDENTIALS[provider] as any))
   const rows = (table: keyof typeof TABLES) =>
     db.connection().from(TABLES[table]).select('*').orderBy('id', 'asc')
-  return { ...testApp, db, post, deliver, rows }
+  return { ...testApp, db, post, deliver, rows, infinitepay }
+}
+
+function safeJson(text: string): Record<string, any> | undefined {
+  try {
+    const value = JSON.parse(text)
+    return typeof value === 'object' && value !== null ? value : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**

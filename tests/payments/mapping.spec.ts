@@ -33,6 +33,36 @@ const stripeEvent = (type: string, object: Record<string, unknown>) => ({
 })
 
 test.group('Gateway mapping', () => {
+  test('stripe: a paid checkout.session.completed is payment.succeeded of its payment intent; an unpaid one passes through', async ({
+    assert,
+  }) => {
+    const session = {
+      id: 'cs_1',
+      object: 'checkout.session',
+      payment_intent: 'pi_cs_1',
+      payment_status: 'paid',
+      amount_total: 4990,
+      currency: 'brl',
+      customer: 'cus_9',
+      client_reference_id: 'order-77',
+    }
+    const [paid] = await parse('stripe', stripeEvent('checkout.session.completed', session))
+    assert.equal(paid.type, 'payment.succeeded')
+    assert.deepEqual(paid.data, {
+      paymentId: 'pi_cs_1',
+      amount: 4990,
+      currency: 'BRL',
+      status: 'paid',
+      customerId: 'cus_9',
+      externalReference: 'order-77',
+    })
+    const [unpaid] = await parse(
+      'stripe',
+      stripeEvent('checkout.session.completed', { ...session, payment_status: 'unpaid' })
+    )
+    assert.equal(unpaid.type, 'checkout.session.completed')
+  })
+
   test('stripe: charge.refunded is payment.updated while partial and payment.refunded when whole', async ({
     assert,
   }) => {

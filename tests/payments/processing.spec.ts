@@ -234,7 +234,7 @@ test.group('Payments errors (§7.2)', () => {
       signedWebhook('fake', paid('e'), { webhookSecret: 'x' })
     )
     assert.equal(unknown.status, 400)
-    assert.match(((await unknown.json()) as any).error, /unknown provider "paypal"/)
+    assert.match(((await unknown.json()) as any).errors[0].message, /unknown provider "paypal"/)
     assert.lengthOf(await app.rows('events'), 0)
     const audit = await app.rows('audit')
     assert.deepEqual(

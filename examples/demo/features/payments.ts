@@ -1,6 +1,12 @@
 import type { DemoFeature } from './main.ts'
 import { layout } from './layout.ts'
-import { handlerLog, wooviKeys } from './payments_state.ts'
+import {
+  EFI_DEMO_HMAC,
+  INFINITEPAY_DEMO_HANDLE,
+  handlerLog,
+  infinitePayPaid,
+  wooviKeys,
+} from './payments_state.ts'
 
 const results: { at: string; gateway: string; status: number; body: string }[] = []
 
@@ -157,10 +163,29 @@ export const payments: DemoFeature = {
   description: 'Signed deliveries from eight gateways, an idempotent ledger and billing tables.',
   path: '/payments',
   routes(router) {
+    // Stands in for InfinitePay's public payment check, answering as documented
+    router.post(
+      '/payments/demo/infinitepay/invoices/public/checkout/payment_check',
+      async ({ request }) => {
+        const check = request.only(['handle', 'order_nsu', 'transaction_nsu', 'slug'])
+        const paid = infinitePayPaid.get(String(check.transaction_nsu))
+        if (
+          !paid ||
+          check.handle !== INFINITEPAY_DEMO_HANDLE ||
+          paid.order_nsu !== check.order_nsu ||
+          paid.slug !== check.slug
+        ) {
+          return { success: true, paid: false }
+        }
+        return { success: true, paid: true, amount: paid.amount, paid_amount: paid.paid_amount }
+      }
+    )
+
     router.post('/payments/demo/send/:gateway', async ({ params, response }) => {
       const { default: env } = await import('../start/env.ts')
       const { signedWebhook } = await import('adonis-atrium/payments/testing')
-      const gateway = String(params.gateway)
+      const forged = String(params.gateway) === 'infinitepay-forged'
+      const gateway = forged ? 'infinitepay' : String(params.gateway)
       const n = `${Date.now()}${Math.floor(Math.random() * 1000)}`
       const credentials = {
         webhookSecret:
@@ -173,7 +198,18 @@ export const payments: DemoFeature = {
         webhookToken:
           gateway === 'asaas' ? env.get('ASAAS_WEBHOOK_TOKEN') : env.get('PAGBANK_WEBHOOK_TOKEN'),
         hmacKey: env.get('ADYEN_HMAC_KEY'),
-        privateKey: wooviKeys.privateKey,
+        // Only Woovi signs with a private key here (PagBank's would be an EC key)
+        privateKey: gateway === 'woovi' ? wooviKeys.privateKey : undefined,
+        webhookHmac: EFI_DEMO_HMAC,
+      }
+      if (gateway === 'infinitepay' && !forged) {
+        // The customer really paid: InfinitePay's check will confirm it
+        infinitePayPaid.set(`tx-${n}`, {
+          order_nsu: `order-${n}`,
+          slug: `inv-${n}`,
+          amount: 1000,
+          paid_amount: 1000,
+        })
       }
       const deliveries =
         gateway === 'fake'
@@ -220,18 +256,27 @@ export const payments: DemoFeature = {
         'adyen',
         'efi',
         'infinitepay',
+        'infinitepay-forged',
         'fake',
       ]
+      const label = (gateway: string) =>
+        gateway === 'fake'
+          ? 'fake: all ten types'
+          : gateway === 'infinitepay-forged'
+            ? 'infinitepay: forged (not paid)'
+            : gateway
       const buttons = gateways
         .map(
           (gateway) =>
-            `<form method="post" action="/payments/demo/send/${gateway}" style="display:inline"><button>${gateway === 'fake' ? 'fake: all ten types' : gateway}</button></form>`
+            `<form method="post" action="/payments/demo/send/${gateway}" style="display:inline"><button>${label(gateway)}</button></form>`
         )
         .join(' ')
       return layout(
         'Payment webhooks',
         `<p>Each button signs a delivery exactly as that gateway signs it and posts it to
-        <code>POST /payments/webhook/:provider</code> on this app.</p>
+        <code>POST /payments/webhook/:provider</code> on this app. InfinitePay signs nothing:
+        the app confirms each delivery through InfinitePay's payment check (here a stand-in
+        route), so the forged one is answered 400.</p>
         <p>${buttons}</p>
         <h2>Responses</h2>${table(results, ['at', 'gateway', 'status', 'body'])}
         <h2>Handlers saw</h2>${table(

@@ -11,6 +11,22 @@ export const wooviKeys = generateKeyPairSync('rsa', {
   privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
 })
 
+/** The `hmac` parameter the demo registers on Efí's webhook URL */
+export const EFI_DEMO_HMAC = 'demo-efi-hmac'
+
+/** The InfiniteTag the demo checks InfinitePay payments with */
+export const INFINITEPAY_DEMO_HANDLE = 'atrium-demo'
+
+/**
+ * Payments the demo's InfinitePay stand-in reports as paid, by
+ * transaction_nsu: the page "pays" before it posts a delivery, so a forged
+ * delivery (not paid here) is rejected as it would be by InfinitePay.
+ */
+export const infinitePayPaid = new Map<
+  string,
+  { order_nsu: string; slug: string; amount: number; paid_amount: number }
+>()
+
 export const handlerLog: {
   at: string
   provider: string

@@ -1,8 +1,9 @@
+import { BaseGatewayDriver } from './base_driver.ts'
 import { createHmac } from 'node:crypto'
 import { reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
-import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
+import type { WebhookEvent, WebhookRequest } from '../types.ts'
 import {
   header,
   isObject,
@@ -26,20 +27,15 @@ const DISPUTED = new Set(['billing.disputed', 'checkout.disputed', 'transparent.
 const FAILED = new Set(['billing.failed', 'checkout.failed', 'transparent.failed'])
 
 /**
- * Gateway B, AbacatePay: `X-Webhook-Signature` is the base64 HMAC-SHA256 of
+ * AbacatePay: `X-Webhook-Signature` is the base64 HMAC-SHA256 of
  * the raw body keyed with AbacatePay's public key (integrity), and the
  * `webhookSecret` query parameter proves the origin. Both are required.
  */
-export class AbacatePayDriver implements PaymentDriver {
-  readonly name = 'abacatepay'
-  readonly credentialHint =
-    'webhookSecret and publicKey (ABACATEPAY_WEBHOOK_SECRET, ABACATEPAY_PUBLIC_KEY)'
+export class AbacatePayDriver extends BaseGatewayDriver<AbacatePayGatewayOptions> {
   readonly subscribedEvents = ['billing.paid', 'billing.refunded', 'billing.disputed']
-  readonly webhookVerification: WebhookVerification
 
-  constructor(public options: AbacatePayGatewayOptions) {
-    this.webhookVerification =
-      options.webhookSecret && options.publicKey ? 'configured' : 'unconfigured'
+  constructor(options: AbacatePayGatewayOptions) {
+    super('abacatepay', options)
   }
 
   parse(request: WebhookRequest, provider: string): WebhookEvent {

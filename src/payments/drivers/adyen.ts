@@ -1,14 +1,9 @@
+import { BaseGatewayDriver } from './base_driver.ts'
 import { createHmac } from 'node:crypto'
-import { reject } from '../errors.ts'
+import { PaymentsConfigException, reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
-import type {
-  DisputeOutcome,
-  PaymentDriver,
-  WebhookEvent,
-  WebhookRequest,
-  WebhookVerification,
-} from '../types.ts'
+import type { DisputeOutcome, WebhookEvent, WebhookRequest } from '../types.ts'
 import {
   isObject,
   isoDate,
@@ -64,13 +59,11 @@ const CLOSED: Record<string, DisputeOutcome> = {
 }
 
 /**
- * Gateway F, Adyen: each `NotificationRequestItem` carries its own
+ * Adyen: each `NotificationRequestItem` carries its own
  * `additionalData.hmacSignature`. Every item is verified before any is
  * mapped; one bad item rejects the whole delivery.
  */
-export class AdyenDriver implements PaymentDriver {
-  readonly name = 'adyen'
-  readonly credentialHint = 'hmacKey (ADYEN_HMAC_KEY)'
+export class AdyenDriver extends BaseGatewayDriver<AdyenGatewayOptions> {
   readonly subscribedEvents = [
     'AUTHORISATION',
     'CAPTURE',
@@ -83,13 +76,14 @@ export class AdyenDriver implements PaymentDriver {
     'REQUEST_FOR_INFORMATION',
     'NOTIFICATION_OF_FRAUD',
   ]
-  readonly webhookVerification: WebhookVerification
 
-  constructor(public options: AdyenGatewayOptions) {
+  constructor(options: AdyenGatewayOptions) {
+    super('adyen', options)
     if (options.hmacKey && !/^([0-9a-fA-F]{2})+$/.test(options.hmacKey)) {
-      throw new Error('Invalid "hmacKey" for adyen in config/payments.ts: expected the hex key')
+      throw new PaymentsConfigException(
+        'Invalid "hmacKey" for adyen in config/payments.ts: expected the hex key from the Customer Area (ADYEN_HMAC_KEY)'
+      )
     }
-    this.webhookVerification = options.hmacKey ? 'configured' : 'unconfigured'
   }
 
   parse(request: WebhookRequest, provider: string): WebhookEvent[] {

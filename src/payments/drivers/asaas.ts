@@ -1,7 +1,8 @@
+import { BaseGatewayDriver } from './base_driver.ts'
 import { reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { toMinorUnits } from '../money.ts'
-import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
+import type { WebhookEvent, WebhookRequest } from '../types.ts'
 import {
   header,
   isObject,
@@ -46,16 +47,13 @@ const STATUS: Record<string, 'pending' | 'paid' | 'failed' | 'refunded'> = {
 }
 
 /**
- * Gateway C, Asaas: the `asaas-access-token` header equals the configured token.
+ * Asaas: the `asaas-access-token` header equals the configured token.
  */
-export class AsaasDriver implements PaymentDriver {
-  readonly name = 'asaas'
-  readonly credentialHint = 'webhookToken (ASAAS_WEBHOOK_TOKEN)'
+export class AsaasDriver extends BaseGatewayDriver<AsaasGatewayOptions> {
   readonly subscribedEvents = ASAAS_EVENTS
-  readonly webhookVerification: WebhookVerification
 
-  constructor(public options: AsaasGatewayOptions) {
-    this.webhookVerification = options.webhookToken ? 'configured' : 'unconfigured'
+  constructor(options: AsaasGatewayOptions) {
+    super('asaas', options)
   }
 
   parse(request: WebhookRequest, provider: string): WebhookEvent {

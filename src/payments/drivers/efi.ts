@@ -1,9 +1,26 @@
+import { BaseGatewayDriver } from './base_driver.ts'
 import { reject } from '../errors.ts'
 import { toMinorUnits } from '../money.ts'
-import type { PaymentDriver, WebhookEvent, WebhookRequest } from '../types.ts'
-import { isObject, isoDate, jsonObject, optionalString, requiredString } from './helpers.ts'
+import type { WebhookEvent, WebhookRequest } from '../types.ts'
+import {
+  isObject,
+  isoDate,
+  jsonObject,
+  optionalString,
+  queryValue,
+  requiredString,
+  safeCompare,
+} from './helpers.ts'
 
-export interface EfiGatewayOptions {}
+export interface EfiGatewayOptions {
+  /**
+   * The value of the `hmac` query parameter you appended to the webhook URL
+   * registered at Efí (EFI_WEBHOOK_HMAC). Without it, only mutual TLS in
+   * front of the app can authenticate Efí, and the provider must be listed
+   * in `allowUnverifiedWebhooks`.
+   */
+  webhookHmac?: string
+}
 
 /**
  * True when a reference can be Efí's Pix `txid`: 26 to 35 alphanumerics.
@@ -13,20 +30,26 @@ export function isEfiTxid(value: unknown): value is string {
 }
 
 /**
- * Gateway G, Efí (Pix): no signature. Efí authenticates with mutual TLS or
- * an `hmac` query parameter, both enforced outside the driver (proxy or
- * route middleware). A delivery is a `pix[]` batch; refunds arrive as
+ * Efí (Pix): the body is not signed. Efí authenticates with mutual TLS
+ * (enforced by the proxy in front of the app) or, when the webhook URL was
+ * registered with `?hmac=<value>`, by that parameter, checked here in
+ * constant time. A delivery is a `pix[]` batch; refunds arrive as
  * `devolucoes` on the original Pix.
  */
-export class EfiDriver implements PaymentDriver {
-  readonly name = 'efi'
-  readonly credentialHint = 'none (mTLS or the hmac query parameter, outside the driver)'
+export class EfiDriver extends BaseGatewayDriver<EfiGatewayOptions> {
   readonly subscribedEvents = ['pix']
-  readonly webhookVerification = 'unsupported' as const
 
-  constructor(public options: EfiGatewayOptions = {}) {}
+  constructor(options: EfiGatewayOptions = {}) {
+    super('efi', options)
+  }
 
   parse(request: WebhookRequest, provider: string): WebhookEvent[] {
+    if (this.options.webhookHmac) {
+      const received = queryValue(request, 'hmac')
+      if (!received || !safeCompare(this.options.webhookHmac, received)) {
+        reject('missing or wrong hmac query parameter')
+      }
+    }
     const body = jsonObject(request.rawBody)
     if (!Array.isArray(body.pix) || body.pix.length === 0) {
       reject('Efí delivery has no pix[]')

@@ -1,6 +1,7 @@
+import { BaseGatewayDriver } from './base_driver.ts'
 import { createHmac } from 'node:crypto'
 import { reject } from '../errors.ts'
-import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
+import type { WebhookEvent, WebhookRequest } from '../types.ts'
 import {
   header,
   isObject,
@@ -20,14 +21,11 @@ export interface FakeGatewayOptions {
  * A gateway for tests and demos: the body is `{ id, type, data }` (or an
  * array of them) already in canonical form, signed with `x-fake-signature`.
  */
-export class FakeDriver implements PaymentDriver {
-  readonly name = 'fake'
-  readonly credentialHint = 'secret'
+export class FakeDriver extends BaseGatewayDriver<FakeGatewayOptions> {
   readonly subscribedEvents = [...WEBHOOK_EVENT_TYPES]
-  readonly webhookVerification: WebhookVerification
 
-  constructor(public options: FakeGatewayOptions = {}) {
-    this.webhookVerification = options.secret ? 'configured' : 'unconfigured'
+  constructor(options: FakeGatewayOptions = {}) {
+    super('fake', options)
   }
 
   parse(request: WebhookRequest, provider: string): WebhookEvent | WebhookEvent[] {

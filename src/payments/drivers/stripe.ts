@@ -1,14 +1,9 @@
 import Stripe from 'stripe'
+import { BaseGatewayDriver } from './base_driver.ts'
 import { reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
-import type {
-  DisputeOutcome,
-  PaymentDriver,
-  WebhookEvent,
-  WebhookRequest,
-  WebhookVerification,
-} from '../types.ts'
+import type { DisputeOutcome, WebhookEvent, WebhookRequest } from '../types.ts'
 import { fromUnix, header, isObject, optionalString, requiredString } from './helpers.ts'
 
 export interface StripeGatewayOptions {
@@ -52,18 +47,15 @@ function reference(object: Record<string, any>): string | null {
 }
 
 /**
- * Gateway A, Stripe: `Stripe-Signature` checked by the SDK's
+ * Stripe: `Stripe-Signature` checked by the SDK's
  * `webhooks.constructEvent` against the raw bytes.
  */
-export class StripeDriver implements PaymentDriver {
-  readonly name = 'stripe'
-  readonly credentialHint = 'webhookSecret (STRIPE_WEBHOOK_SECRET)'
+export class StripeDriver extends BaseGatewayDriver<StripeGatewayOptions> {
   readonly subscribedEvents = STRIPE_EVENTS
-  readonly webhookVerification: WebhookVerification
   readonly client: Stripe
 
-  constructor(public options: StripeGatewayOptions) {
-    this.webhookVerification = options.webhookSecret ? 'configured' : 'unconfigured'
+  constructor(options: StripeGatewayOptions) {
+    super('stripe', options)
     this.client = new Stripe(options.apiKey || 'sk_unused_by_webhooks', {
       ...options.api,
       maxNetworkRetries: 0,

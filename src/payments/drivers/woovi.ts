@@ -1,8 +1,9 @@
+import { BaseGatewayDriver } from './base_driver.ts'
 import { createHmac, createPublicKey, createVerify, type KeyObject } from 'node:crypto'
 import { reject } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { integerAmount } from '../money.ts'
-import type { PaymentDriver, WebhookEvent, WebhookRequest, WebhookVerification } from '../types.ts'
+import type { WebhookEvent, WebhookRequest } from '../types.ts'
 import {
   header,
   isObject,
@@ -29,27 +30,23 @@ export function readPublicKey(value: string): KeyObject {
 }
 
 /**
- * Gateway D, Woovi (OpenPix): `x-webhook-signature` is an RSA-SHA256
+ * Woovi (OpenPix): `x-webhook-signature` is an RSA-SHA256
  * signature (base64) of the raw body; the deprecated `X-OpenPix-Signature`
  * is a base64 HMAC-SHA1. A configured public key wins over the secret.
  */
-export class WooviDriver implements PaymentDriver {
-  readonly name = 'woovi'
-  readonly credentialHint = 'webhookPublicKey (WOOVI_WEBHOOK_PUBLIC_KEY) or webhookSecret'
+export class WooviDriver extends BaseGatewayDriver<WooviGatewayOptions> {
   readonly subscribedEvents = [
     'OPENPIX:CHARGE_COMPLETED',
     'OPENPIX:CHARGE_EXPIRED',
     'OPENPIX:TRANSACTION_REFUND_RECEIVED',
   ]
-  readonly webhookVerification: WebhookVerification
   #key?: KeyObject
 
-  constructor(public options: WooviGatewayOptions) {
+  constructor(options: WooviGatewayOptions) {
+    super('woovi', options)
     if (options.webhookPublicKey) {
       this.#key = readPublicKey(options.webhookPublicKey)
     }
-    this.webhookVerification =
-      options.webhookPublicKey || options.webhookSecret ? 'configured' : 'unconfigured'
   }
 
   #verify(request: WebhookRequest) {
