@@ -1,6 +1,6 @@
 /**
  * Two different events for one object the store has never seen, delivered
- * at the same instant (§9.10): subscription created + updated, dispute
+ * at the same instant: subscription created + updated, dispute
  * opened + updated, a refund before its payment. Target: no 5xx in
  * `BENCH_ROUNDS` (default 1,000) rounds of each pair on each database; also
  * counts rounds whose final rows are wrong.

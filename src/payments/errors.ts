@@ -81,8 +81,6 @@ export function reject(message: string): never {
   throw new WebhookRejectedException(message)
 }
 
-import { AtriumException } from '../shared/errors.ts'
-
 /**
  * A billing table or column the published migrations create is missing:
  * the app has not run them (or runs an older copy). Raised by the store,
@@ -99,3 +97,4 @@ export class PaymentsSchemaException extends AtriumException {
     )
   }
 }
+export const E_PAYMENTS_SCHEMA = PaymentsSchemaException

@@ -37,7 +37,7 @@ async function setup() {
   return { app, send, payment, paymentStatus }
 }
 
-test.group('Payment row (§3.2)', () => {
+test.group('Payment row', () => {
   test('payment.succeeded creates the row as paid when absent', async ({ assert }) => {
     const { send, payment } = await setup()
     assert.equal(await send('payment.succeeded', pay({ externalReference: 'ord-9' })), 200)

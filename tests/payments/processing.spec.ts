@@ -12,7 +12,7 @@ function recorder() {
 const paid = (id: string, paymentId = 'pay_1', extra: Record<string, unknown> = {}) =>
   fakeEvent(id, 'payment.succeeded', { paymentId, amount: 1000, currency: 'BRL', ...extra })
 
-test.group('Payments ledger (§3.1)', () => {
+test.group('Payments ledger', () => {
   test('a new event is recorded with its raw and normalized form before the handler runs', async ({
     assert,
   }) => {
@@ -77,7 +77,7 @@ test.group('Payments ledger (§3.1)', () => {
     )
   })
 
-  test('a throwing handler marks the event failed and answers 500 with the §4.2 body; siblings still run', async ({
+  test('a throwing handler marks the event failed and answers 500 with the partial-failure body; siblings still run', async ({
     assert,
   }) => {
     const { seen, handler } = recorder()
@@ -219,7 +219,7 @@ test.group('Payments ledger (§3.1)', () => {
   })
 })
 
-test.group('Payments errors (§7.2)', () => {
+test.group('Payments errors', () => {
   test('an unparsable body, a bad signature and an unknown provider answer 400 with an audit row', async ({
     assert,
   }) => {

@@ -3,7 +3,7 @@ import type { PaymentStatus, PaymentWebhookData, WebhookEvent } from '../types.t
 import { eventTime, isOlder, newest, toDate } from './event_time.ts'
 
 /**
- * The payment state machine (§3.2) as pure functions: a row and an event
+ * The payment state machine as pure functions: a row and an event
  * in, the row to insert or the changes to write out. Persistence lives in
  * `sync.ts` and the claim writers.
  */
