@@ -63,14 +63,6 @@ export class TokenBucket {
   }
 }
 
-/** Codes of a misbehaving client, which stops being read at once */
-const HOSTILE = new Set<number>([
-  CLOSE_CODES.malformed,
-  CLOSE_CODES.rateLimited,
-  CLOSE_CODES.tooLarge,
-  CLOSE_CODES.slowConsumer,
-])
-
 function onGuardedError(this: WebSocket, error: Error) {
   // a protocol violation (unmasked frame, oversized payload) or a reset: ws has
   // already started closing with the right code; nothing else is needed
@@ -156,8 +148,9 @@ export class SocketGuard {
   }
 
   /**
-   * Closes once with a code and reason; stops reading and terminates the
-   * socket when the client does not answer in time (a slow consumer's close
+   * Closes once with a code and reason (what the client sends after it is
+   * read and dropped); terminates the socket when the client does not answer
+   * in time (a slow consumer's close
    * frame waits behind what it never read: it gets the grace time to read it).
    */
   close(code: number, reason: string) {
@@ -169,10 +162,6 @@ export class SocketGuard {
     const socket = this.socket
     if (socket.readyState === 0 || socket.readyState === 1) {
       socket.close(code, reason)
-    }
-    if (HOSTILE.has(code)) {
-      // stop reading a flooding or oversized client; its close answer is not awaited
-      socket.pause()
     }
     setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref()
   }
