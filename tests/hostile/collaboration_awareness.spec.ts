@@ -103,9 +103,7 @@ test.group('Hostile clients: awareness amplification', () => {
 })
 
 test.group('Hostile clients: awareness ownership', () => {
-  test("a viewer can neither overwrite nor delete another user's awareness", async ({
-    assert,
-  }) => {
+  test("a viewer can neither overwrite nor delete another user's awareness", async ({ assert }) => {
     const { wsBase } = await setupHostileApp({ authorize: readOnlyFor('viewer') })
     const alice = connectClient(wsBase, 'own/1', tokenFor('own/1', 'alice'))
     const bob = connectClient(wsBase, 'own/1', tokenFor('own/1', 'bob'))

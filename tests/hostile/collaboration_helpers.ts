@@ -13,9 +13,13 @@ import { SECRET, allow } from '../collaboration/helpers.ts'
  * An app with the collaboration provider and a bystander route, `GET /bystander`,
  * to prove the process still serves HTTP while clients attack the socket path.
  */
-export async function setupHostileApp(config: CollaborationConfigInput<any> = {}) {
+export async function setupHostileApp(
+  config: CollaborationConfigInput<any> = {},
+  options: { database?: boolean } = {}
+) {
   const testApp = await setupApp({
     providers: [() => import('../../providers/collaboration_provider.ts')],
+    database: options.database,
     routes: (router: any) => {
       router.get('/bystander', () => 'still here')
     },

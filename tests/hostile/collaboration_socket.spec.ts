@@ -61,7 +61,9 @@ test.group('Hostile clients: the handshake', () => {
   })
 
   test('maxPayload comes from limits: a message over it closes with 1009', async ({ assert }) => {
-    const { wsBase } = await setupHostileApp({ limits: { maxPayload: 1024, maxDocumentBytes: 512 } })
+    const { wsBase } = await setupHostileApp({
+      limits: { maxPayload: 1024, maxDocumentBytes: 512 },
+    })
     const client = rawClient(`${wsBase}/demo/1?token=${tokenFor('demo/1')}`)
     await client.opened
     client.socket.send(updateMessage(new Uint8Array(2000)))
@@ -88,7 +90,7 @@ test.group('Hostile clients: upgrades nobody serves', () => {
     }
   })
 
-  test("another upgrade listener keeps its own paths; Atrium still answers under its prefix", async ({
+  test('another upgrade listener keeps its own paths; Atrium still answers under its prefix', async ({
     assert,
   }) => {
     const { manager } = await setupHostileApp()
