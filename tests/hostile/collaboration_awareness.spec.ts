@@ -112,14 +112,33 @@ test.group('Hostile clients: awareness ownership', () => {
     const aliceId = alice.doc.clientID
     await waitFor(() => bob.provider.awareness.getStates().get(aliceId)?.user?.name === 'Alice')
 
+    // every state of alice bob sees from now on, and whether he saw her removed
+    const seen: string[] = []
+    bob.provider.awareness.on(
+      'change',
+      ({ updated, removed }: { updated: number[]; removed: number[] }) => {
+        if (removed.includes(aliceId)) {
+          seen.push('removed')
+        }
+        if (updated.includes(aliceId)) {
+          seen.push(bob.provider.awareness.getStates().get(aliceId)?.user?.name)
+        }
+      }
+    )
     const viewer = rawClient(`${wsBase}/own/1?token=${tokenFor('own/1', 'viewer')}`)
     await viewer.opened
     viewer.socket.send(awarenessMessage([[aliceId, 6, '{"user":{"name":"Mallory"}}']]))
+    // a separate batch: the server must not coalesce the forgeries away
+    await waitFor(() => viewer.messages.length > 0)
+    viewer.socket.send(message(3, () => {}))
+    await waitFor(() => viewer.messages.length > 1)
     viewer.socket.send(awarenessMessage([[aliceId, 7, 'null']]))
     // the viewer's own presence, sent after the forgeries, is the marker
     viewer.socket.send(awarenessMessage([[424242, 1, '{"user":{"name":"Viewer"}}']]))
     await waitFor(() => bob.provider.awareness.getStates().get(424242)?.user?.name === 'Viewer')
+    assert.deepEqual(seen, [])
     assert.equal(bob.provider.awareness.getStates().get(aliceId)?.user?.name, 'Alice')
+    assert.equal(alice.provider.awareness.getLocalState()?.user?.name, 'Alice')
 
     const late = connectClient(wsBase, 'own/1', tokenFor('own/1', 'late'))
     await late.synced

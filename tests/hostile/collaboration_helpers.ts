@@ -150,6 +150,15 @@ export function rawUpgrade(port: number, path: string, after?: Buffer): Promise<
         reject(new Error(`the server closed ${path} without an HTTP answer`))
       }
     })
+    // an upgrade nobody answers would otherwise hang the test (and the server's close)
+    const timer = setTimeout(() => {
+      if (!status) {
+        socket.destroy()
+        reject(new Error(`no HTTP answer to the upgrade of ${path} within 5 s`))
+      }
+    }, 5000)
+    socket.once('data', () => clearTimeout(timer))
+    socket.once('close', () => clearTimeout(timer))
     socket.write(
       `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
         `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`
