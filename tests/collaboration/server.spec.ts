@@ -109,7 +109,10 @@ test.group('Collaboration server (y-websocket clients)', () => {
         userId: 'admin',
       })
     ).toString('base64url')
-    assert.equal(await upgradeStatus(`${wsBase}/notes/1?token=${header}.${forged}.${signature}`), 401)
+    assert.equal(
+      await upgradeStatus(`${wsBase}/notes/1?token=${header}.${forged}.${signature}`),
+      401
+    )
     const wrongSecret = tokenFor('notes/1', 'u1', { secret: 'another-secret' })
     assert.equal(await upgradeStatus(`${wsBase}/notes/1?token=${wrongSecret}`), 401)
     assert.equal(await upgradeStatus(`${wsBase}/notes/1`), 401)

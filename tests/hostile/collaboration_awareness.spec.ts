@@ -1,3 +1,4 @@
+/* eslint-disable @unicorn/no-await-expression-member -- tests read close codes and responses inline */
 import { test } from '@japa/runner'
 import * as Y from 'yjs'
 import { CLOSE_CODES } from '../../src/collaboration/manager.ts'
