@@ -163,6 +163,11 @@ export class SocketGuard {
     if (socket.readyState === 0 || socket.readyState === 1) {
       socket.close(code, reason)
     }
+    if (code === CLOSE_CODES.rateLimited) {
+      // a flooding client is not read any more: parsing its flood would cost
+      // the CPU the limit protects; it is terminated after the grace time
+      socket.pause()
+    }
     setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref()
   }
 }
