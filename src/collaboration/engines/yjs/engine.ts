@@ -176,8 +176,10 @@ export class YjsEngine implements CollabEngine {
   }
 
   async getDocumentState(docName: string): Promise<Uint8Array> {
+    // a room being unloaded still holds the whole document until its final
+    // save succeeds; storage may not have all of it yet
     const room = this.#open.get(docName)
-    if (room && !room.unloading) {
+    if (room) {
       return Y.encodeStateAsUpdate(room.doc)
     }
     const stored = await this.#host.storage.loadDocument(docName)
