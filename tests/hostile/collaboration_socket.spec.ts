@@ -41,6 +41,16 @@ test.group('Hostile clients: the handshake', () => {
     raw.socket.write(UNMASKED)
     await raw.ended
     assert.equal(serverCloseCode(raw.received()), 1002)
+
+    // the same frame in the upgrade request's own packet (ws gets it as `head`)
+    const early = await rawUpgrade(
+      port,
+      `/collaboration/demo/1?token=${tokenFor('demo/1')}`,
+      UNMASKED
+    )
+    assert.equal(early.status, 101)
+    await early.ended
+    assert.equal(serverCloseCode(early.received()), 1002)
     assert.equal(await bystander(), '200 still here')
   })
 
