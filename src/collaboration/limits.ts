@@ -22,6 +22,8 @@ export interface CollaborationLimits {
   awarenessQueriesPerSecond: number
   /** Bytes queued for a socket before it is closed as a slow consumer (4408) */
   maxBufferedBytes: number
+  /** Longest `authorize` may take at the handshake before the socket closes with 4503 */
+  authorizeTimeoutMs: number
 }
 
 const MiB = 1024 * 1024
@@ -40,6 +42,7 @@ export const DEFAULT_LIMITS: Readonly<CollaborationLimits> = Object.freeze({
   maxAwarenessStateBytes: 16 * 1024,
   awarenessQueriesPerSecond: 2,
   maxBufferedBytes: 32 * MiB,
+  authorizeTimeoutMs: 10_000,
 })
 
 const KEYS = Object.keys(DEFAULT_LIMITS) as (keyof CollaborationLimits)[]

@@ -588,10 +588,22 @@ export class CollaborationManager {
     }
 
     let permission: CollabPermission
+    // a rule that never answers must not hold the socket (and its buffer) forever
+    let timer: NodeJS.Timeout | undefined
     try {
-      permission = await this.authorize({ connection: context, request }, docName)
+      permission = await Promise.race([
+        this.authorize({ connection: context, request }, docName),
+        new Promise<never>((_resolve, reject) => {
+          timer = setTimeout(
+            () => reject(new Error('authorize timed out')),
+            this.config.limits.authorizeTimeoutMs
+          )
+        }),
+      ])
     } catch {
       return refuse(CLOSE_CODES.authorizationFailed, 'authorization failed, retry later')
+    } finally {
+      clearTimeout(timer)
     }
     if (!permission.canRead) {
       return refuse(CLOSE_CODES.forbidden, 'forbidden')

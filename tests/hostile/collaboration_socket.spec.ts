@@ -82,6 +82,20 @@ test.group('Hostile clients: the handshake', () => {
   })
 })
 
+test.group('Hostile clients: a rule that never answers', () => {
+  test('closes the socket with the retryable 4503 after limits.authorizeTimeoutMs', async ({
+    assert,
+  }) => {
+    const { wsBase } = await setupHostileApp({
+      authorize: () => new Promise(() => {}),
+      limits: { authorizeTimeoutMs: 100 },
+    })
+    const client = rawClient(`${wsBase}/slow/1?token=${tokenFor('slow/1')}`)
+    await client.opened
+    assert.equal((await client.closed).code, CLOSE_CODES.authorizationFailed)
+  })
+})
+
 test.group('Hostile clients: upgrades nobody serves', () => {
   test('a path outside the collaboration prefix gets 404 when Atrium is the only listener', async ({
     assert,
