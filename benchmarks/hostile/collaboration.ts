@@ -100,7 +100,8 @@ try {
   const reports = attackers.map((attacker) => output(attacker, /^\{.*\}$/m))
   const attacked = await bystander(Number(port), PHASE_MS)
   const attackedServer = await sampleServer(server)
-  const results = (await Promise.all(reports)).map(([line]) => JSON.parse(line))
+  const lines = await Promise.all(reports)
+  const results = lines.map(([line]) => JSON.parse(line))
 
   const ratio = (a: number, b: number) => `${figure(b / a)}x`
   printTable(`Bystander route while two clients attack (${PHASE_MS / 1000} s each phase)`, [
