@@ -70,7 +70,7 @@ test.group('Collaboration server (y-websocket clients)', () => {
     assert,
   }) => {
     const storage = new InMemoryCollaborationStorage()
-    const { wsBase, close } = await setupCollabApp({
+    const { wsBase, close, manager } = await setupCollabApp({
       storage: withoutLog(storage),
       debounce: 60_000,
     })
@@ -78,7 +78,10 @@ test.group('Collaboration server (y-websocket clients)', () => {
     await client.synced
     client.text.insert(0, 'typed before the stop')
     // The edit reaches the server; the 60 s debounce keeps it unsaved
-    await sleep(50)
+    await waitFor(
+      async () =>
+        (await manager.getDocumentText({ docName: 'notes/stop' })) === 'typed before the stop'
+    )
     assert.isNull(await storedText(storage, 'notes/stop'))
     const closed = new Promise<number>((resolve) =>
       client.provider.ws!.addEventListener('close', (event: any) => resolve(event.code))
@@ -245,14 +248,17 @@ test.group('Collaboration server (y-websocket clients)', () => {
 
   test('a stop during a pending debounce loses nothing', async ({ assert }) => {
     const storage = new InMemoryCollaborationStorage()
-    const { wsBase, close } = await setupCollabApp({
+    const { wsBase, close, manager } = await setupCollabApp({
       storage: withoutLog(storage),
       debounce: 60_000,
     })
     const client = connectClient(wsBase, 'notes/stop')
     await client.synced
     client.text.insert(0, 'unsaved work')
-    await sleep(100)
+    // the server has the edit; the 60 s debounce keeps it unsaved
+    await waitFor(
+      async () => (await manager.getDocumentText({ docName: 'notes/stop' })) === 'unsaved work'
+    )
     assert.isNull(await storedText(storage, 'notes/stop'))
     client.provider.disconnect()
     await close()
