@@ -1,4 +1,5 @@
 import { CollabConfigError } from './errors.ts'
+import { resolveLimits } from './limits.ts'
 import { InMemoryCollaborationStorage } from './storage/memory.ts'
 import type {
   CollabDocumentDeclaration,
@@ -97,6 +98,7 @@ export function defineConfig<
           ),
         }
       : undefined,
+    limits: resolveLimits(config.limits),
     routes: {
       enabled: routes.enabled ?? true,
       prefix: normalizePath('routes.prefix', routes.prefix, '/collaboration'),

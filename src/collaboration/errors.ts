@@ -73,3 +73,13 @@ export class CollabValidationError extends CollabException {
   static status = 422
   static code = 'E_COLLAB_VALIDATION'
 }
+
+/**
+ * Storage refused a document write (a flush, a compaction): the change is
+ * still live and the engine retries, but nothing reports it stored.
+ */
+export class CollabStorageError extends CollabException {
+  static status = 503
+  static code = 'E_COLLAB_STORAGE'
+  retryable = true
+}

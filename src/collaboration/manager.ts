@@ -14,9 +14,12 @@ import {
 import { reportCollaborationError, warnCollaboration } from './observability.ts'
 import type { PresenceRoster } from './presence.ts'
 import { resolveTokenSecret, verifyCollabToken } from './tokens.ts'
+import { CLOSE_CODES } from './server/close_codes.ts'
+import { SocketGuard, refuseUpgrade } from './server/connection.ts'
 import type { CollabEngine, CollabSession } from './engines/engine.ts'
 import type {
   CollabAuthorizeContext,
+  CollabConnectionContext,
   CollabComment,
   CollabEngineName,
   CollabPermission,
@@ -34,19 +37,7 @@ const DENY: CollabPermission = Object.freeze({
   canComment: false,
 })
 
-/**
- * WebSocket close codes of the handshake.
- */
-export const CLOSE_CODES = {
-  /** Missing, tampered, expired or other-document token */
-  invalidToken: 4401,
-  /** `authorize` denied reading: final */
-  forbidden: 4003,
-  /** `authorize` threw: retryable */
-  authorizationFailed: 4503,
-  /** The document's engine is not served by this socket */
-  unsupportedEngine: 4400,
-} as const
+export { CLOSE_CODES } from './server/close_codes.ts'
 
 /** The possible grants, shared (frozen) by every connection */
 const PERMISSIONS = new Map<string, CollabPermission>()
@@ -154,7 +145,8 @@ export class CollaborationManager {
   readonly comments: CollabComments
   readonly presence?: PresenceRoster
   #engines = new Map<CollabEngineName, CollabEngine>()
-  #servers = new Set<Server>()
+  /** The upgrade listener added to each attached server */
+  #servers = new Map<Server, (request: IncomingMessage, socket: Duplex, head: Buffer) => void>()
   #wss?: WebSocketServer
   #connectionIds = 0
   #locks = new Map<string, Promise<unknown>>()
@@ -195,7 +187,7 @@ export class CollaborationManager {
       presence,
       wss: new WebSocketServer({
         noServer: true,
-        maxPayload: 64 * 1024 * 1024,
+        maxPayload: config.limits.maxPayload,
         perMessageDeflate: false,
       }),
     })
@@ -206,6 +198,7 @@ export class CollaborationManager {
         debounce: config.debounce,
         maxWait: config.maxWait,
         appendInterval: config.appendInterval,
+        limits: config.limits,
         seed: (docName) => manager.#seed(docName),
         onJoin: (session) => manager.#onJoin(session),
         onLeave: (session) => manager.#onLeave(session),
@@ -475,73 +468,142 @@ export class CollaborationManager {
     if (this.#servers.has(server)) {
       return
     }
-    this.#servers.add(server)
-    server.on('upgrade', this.#onUpgrade)
+    const listener = (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.#onUpgrade(server, request, socket, head)
+    this.#servers.set(server, listener)
+    server.on('upgrade', listener)
     debug('listening for upgrades under %s', this.config.path)
   }
 
-  #docNameOf(url: string): string | null {
+  /**
+   * The document an upgrade URL names: a string, `invalid` for a malformed
+   * name under the collaboration path, `null` for another path.
+   */
+  #docNameOf(url: string): string | null | 'invalid' {
     const pathname = url.split('?')[0]
-    const prefix = `${this.config.path}/`
+    const prefix = this.config.path === '/' ? '/' : `${this.config.path}/`
     if (!pathname.startsWith(prefix)) {
-      return null
+      return pathname === this.config.path ? 'invalid' : null
     }
     try {
       const name = pathname.slice(prefix.length).split('/').map(decodeURIComponent).join('/')
-      return name && !name.split('/').some((segment) => !segment) ? name : null
+      return name && !name.split('/').some((segment) => !segment) ? name : 'invalid'
     } catch {
-      return null
+      return 'invalid'
     }
   }
 
-  #onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+  #onUpgrade(server: Server, request: IncomingMessage, socket: Duplex, head: Buffer) {
+    try {
+      this.#route(server, request, socket, head)
+    } catch (error) {
+      // an upgrade listener that throws would crash the process
+      reportCollaborationError({ scope: 'authorize', operation: 'upgrade', error })
+      refuseUpgrade(socket, 500, 'E_COLLAB_UPGRADE', 'The upgrade could not be handled')
+    }
+  }
+
+  #route(server: Server, request: IncomingMessage, socket: Duplex, head: Buffer) {
     const docName = this.#docNameOf(request.url ?? '')
-    if (docName === null || !this.#wss) {
+    if (docName === null) {
+      // another upgrade listener (the app's own) may serve this path; with
+      // none, Node would have destroyed the socket: do it, with a 404
+      if (server.listenerCount('upgrade') <= 1) {
+        refuseUpgrade(socket, 404, 'E_COLLAB_NOT_FOUND', 'No WebSocket endpoint at this path')
+      }
       return
     }
-    if (this.#closed) {
-      socket.destroy()
-      return
+    if (docName === 'invalid') {
+      return refuseUpgrade(
+        socket,
+        400,
+        'E_COLLAB_INVALID_DOCUMENT',
+        `Expected ${this.config.path}/<document name> with non-empty, URL-encoded segments`
+      )
     }
-    this.#wss.handleUpgrade(request, socket, head, (ws) => {
-      this.#accept(ws, request, docName).catch((error) => {
-        reportCollaborationError({ scope: 'authorize', operation: 'handshake', docName, error })
-        ws.close(4500, 'handshake failed')
-      })
-    })
-  }
-
-  async #accept(ws: WebSocket, request: IncomingMessage, docName: string) {
-    const buffered: Buffer[] = []
-    const buffer = (data: Buffer) => buffered.push(data)
-    ws.on('message', buffer)
-    const refuse = (code: number, reason: string) => {
-      debug('refused "%s": %s', docName, reason)
-      ws.close(code, reason)
+    if (this.#closed || !this.#wss) {
+      return refuseUpgrade(socket, 503, 'E_COLLAB_SHUTTING_DOWN', 'The server is shutting down')
     }
-
+    // the token is checked before the upgrade: an unauthenticated client never
+    // gets a WebSocket, so it never reaches the frame parser
     const token = new URL(request.url ?? '/', 'http://localhost').searchParams.get('token')
     let payload
     try {
       payload = verifyCollabToken(token, resolveTokenSecret(this.config.tokenSecret), docName)
     } catch (error) {
       if (error instanceof CollabTokenSecretMissingError) {
-        return refuse(CLOSE_CODES.invalidToken, 'no token secret configured')
+        return refuseUpgrade(socket, 500, error.code!, error.message)
       }
       throw error
     }
     if (!payload) {
-      return refuse(CLOSE_CODES.invalidToken, 'invalid or expired token for this document')
+      debug('refused "%s": invalid token', docName)
+      return refuseUpgrade(
+        socket,
+        401,
+        'E_COLLAB_INVALID_TOKEN',
+        'Missing, invalid or expired token for this document: request a new one'
+      )
     }
     const context = payload.user
       ? { userId: payload.userId, user: payload.user }
       : { userId: payload.userId }
+    this.#wss.handleUpgrade(request, socket, head, (ws) => {
+      // the guard attaches the error listener before anything else can fail
+      const guard = new SocketGuard(ws, this.config.limits)
+      this.#accept(ws, guard, request, docName, context).catch((error) => {
+        reportCollaborationError({ scope: 'authorize', operation: 'handshake', docName, error })
+        guard.close(CLOSE_CODES.internalError, 'handshake failed')
+      })
+    })
+  }
+
+  async #accept(
+    ws: WebSocket,
+    guard: SocketGuard,
+    request: IncomingMessage,
+    docName: string,
+    context: CollabConnectionContext
+  ) {
+    const buffered: Buffer[] = []
+    // what arrives during authorization is kept, within the rate limit and one
+    // message's worth of bytes (plus headroom for the first small messages)
+    let bufferedBytes = 0
+    const maxBuffered = this.config.limits.maxPayload + 64 * 1024
+    const buffer = (data: Buffer) => {
+      if (!guard.admit()) {
+        return
+      }
+      bufferedBytes += data.byteLength
+      if (bufferedBytes > maxBuffered) {
+        guard.close(CLOSE_CODES.tooLarge, 'too much data before authorization')
+        return
+      }
+      buffered.push(data)
+    }
+    ws.on('message', buffer)
+    const refuse = (code: number, reason: string) => {
+      debug('refused "%s": %s', docName, reason)
+      guard.close(code, reason)
+    }
 
     let permission: CollabPermission
+    // a rule that never answers must not hold the socket (and its buffer) forever
+    let timer: NodeJS.Timeout | undefined
     try {
-      permission = await this.authorize({ connection: context, request }, docName)
+      permission = await Promise.race([
+        this.authorize({ connection: context, request }, docName),
+        new Promise<never>((_resolve, reject) => {
+          timer = setTimeout(
+            () => reject(new Error('authorize timed out')),
+            this.config.limits.authorizeTimeoutMs
+          )
+        }),
+      ])
     } catch {
       return refuse(CLOSE_CODES.authorizationFailed, 'authorization failed, retry later')
+    } finally {
+      clearTimeout(timer)
     }
     if (!permission.canRead) {
       return refuse(CLOSE_CODES.forbidden, 'forbidden')
@@ -550,7 +612,7 @@ export class CollaborationManager {
     if (!engine) {
       return refuse(CLOSE_CODES.unsupportedEngine, 'this document is not served by this server')
     }
-    if (ws.readyState !== 1) {
+    if (ws.readyState !== 1 || guard.closed) {
       return
     }
     engine.handleConnection(ws, {
@@ -579,11 +641,15 @@ export class CollaborationManager {
       return
     }
     this.#closed = true
-    for (const server of this.#servers) {
-      server.off('upgrade', this.#onUpgrade)
+    for (const [server, listener] of this.#servers) {
+      server.off('upgrade', listener)
     }
     this.#servers.clear()
-    await Promise.all([...this.#engines.values()].map((engine) => engine.close()))
+    // a document that could not be stored makes close() reject, after every
+    // socket, the presence roster and the storage are closed all the same
+    const results = await Promise.allSettled(
+      [...this.#engines.values()].map((engine) => engine.close())
+    )
     for (const ws of this.#wss?.clients ?? []) {
       // 1001 "going away" tells clients to reconnect, to another instance if there is one
       ws.close(1001, 'Server is shutting down')
@@ -595,5 +661,9 @@ export class CollaborationManager {
       ;(this.presence as any).redis?.disconnect()
     }
     await this.config.storage.close?.()
+    const failed = results.find((result) => result.status === 'rejected')
+    if (failed) {
+      throw failed.reason
+    }
   }
 }

@@ -236,6 +236,7 @@ export interface CollaborationConfigInput<
   tokenSecret?: string
   hosted?: HostedConfig
   routes?: CollabRoutesConfig
+  limits?: Partial<import('./limits.ts').CollaborationLimits>
 }
 
 /**
@@ -264,6 +265,7 @@ export interface CollaborationConfig<
   hosted?: Required<Pick<HostedConfig, 'roomHost' | 'party' | 'fetchTimeoutMs'>> &
     Pick<HostedConfig, 'jwtSecret' | 'workerSecret'>
   routes: Required<Omit<CollabRoutesConfig, 'resolveUser'>> & { resolveUser?: ResolveUserFn }
+  limits: import('./limits.ts').CollaborationLimits
   /** Application key fallback for the token secret, set by the provider */
   appKey?: string
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { WebSocket } from 'ws'
+import type { CollaborationLimits } from '../limits.ts'
 import type {
   CollabConnectionContext,
   CollabDocumentSeed,
@@ -34,6 +35,7 @@ export interface CollabEngineHost {
   debounce: number
   maxWait: number
   appendInterval: number
+  limits: CollaborationLimits
   /** The declaration's `load` for a never-stored document (null without one) */
   seed(docName: string): Promise<CollabDocumentSeed>
   onJoin(session: CollabSession): void

@@ -1,0 +1,178 @@
+import { STATUS_CODES } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import type { Duplex } from 'node:stream'
+import type { WebSocket } from 'ws'
+import debug from '../debug.ts'
+import type { CollaborationLimits } from '../limits.ts'
+import { CLOSE_CODES } from './close_codes.ts'
+
+/** How long a socket closed by the server may take to answer the close frame */
+const CLOSE_GRACE_MS = 1000
+
+function destroyOnError(this: Duplex) {
+  this.destroy()
+}
+
+/**
+ * Answers an upgrade over HTTP (the socket never becomes a WebSocket) with
+ * the Atrium error body, then destroys the socket.
+ */
+export function refuseUpgrade(socket: Duplex, status: number, code: string, message: string) {
+  // attached first: a client that reset the connection must not crash the process
+  socket.on('error', destroyOnError)
+  if (!socket.writable) {
+    socket.destroy()
+    return
+  }
+  const body = JSON.stringify({ errors: [{ code, message }] })
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      'Connection: close\r\n' +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    () => socket.destroy()
+  )
+  // a client that never reads must not keep the socket either
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref()
+}
+
+/**
+ * A token bucket: `burst` tokens, refilled at `perSecond`.
+ */
+export class TokenBucket {
+  #tokens: number
+  #at = performance.now()
+
+  constructor(
+    readonly perSecond: number,
+    readonly burst: number
+  ) {
+    this.#tokens = burst
+  }
+
+  /** Takes one token; false when the bucket is empty */
+  take(): boolean {
+    const now = performance.now()
+    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#at) / 1000) * this.perSecond)
+    this.#at = now
+    if (this.#tokens < 1) {
+      return false
+    }
+    this.#tokens--
+    return true
+  }
+}
+
+function onGuardedError(this: WebSocket, error: Error) {
+  // a protocol violation (unmasked frame, oversized payload) or a reset: ws has
+  // already started closing with the right code; nothing else is needed
+  debug('socket error: %s', error.message)
+  const guard = (this as GuardedSocket)[GUARD]
+  guard.closed = true
+  setTimeout(() => this.terminate(), CLOSE_GRACE_MS).unref()
+}
+
+const GUARD = Symbol('atrium:collab:guard')
+type GuardedSocket = WebSocket & { [GUARD]: SocketGuard }
+
+/**
+ * What every accepted WebSocket gets before anything else can fail: its
+ * `error` listener, its rate limits and a bounded send queue.
+ */
+export class SocketGuard {
+  /** True once the server decided to close: later messages are ignored */
+  closed = false
+  #messages: TokenBucket
+  #queries: TokenBucket
+  #maxBuffered: number
+
+  constructor(
+    readonly socket: WebSocket,
+    limits: CollaborationLimits
+  ) {
+    ;(socket as GuardedSocket)[GUARD] = this
+    socket.on('error', onGuardedError)
+    this.#messages = new TokenBucket(limits.messagesPerSecond, limits.messageBurst)
+    this.#queries = new TokenBucket(
+      limits.awarenessQueriesPerSecond,
+      Math.max(1, limits.awarenessQueriesPerSecond * 5)
+    )
+    this.#maxBuffered = limits.maxBufferedBytes
+  }
+
+  /**
+   * Counts one incoming message; false (and the socket closing with 4429)
+   * when the connection sends faster than its limit, or is already closing.
+   */
+  admit(): boolean {
+    if (this.closed) {
+      return false
+    }
+    if (!this.#messages.take()) {
+      this.close(CLOSE_CODES.rateLimited, 'too many messages')
+      return false
+    }
+    return true
+  }
+
+  /** Like `admit`, for the stricter awareness-query budget */
+  admitQuery(): boolean {
+    if (this.closed) {
+      return false
+    }
+    if (!this.#queries.take()) {
+      this.close(CLOSE_CODES.rateLimited, 'too many awareness queries')
+      return false
+    }
+    return true
+  }
+
+  /**
+   * Sends a binary frame unless the client has stopped reading: past
+   * `maxBufferedBytes` queued, the socket is closed with 4408 instead.
+   */
+  send(frame: Uint8Array) {
+    const socket = this.socket
+    if (this.closed || socket.readyState !== 1) {
+      return
+    }
+    if (socket.bufferedAmount + frame.byteLength > this.#maxBuffered) {
+      this.close(CLOSE_CODES.slowConsumer, 'slow consumer: not reading its messages')
+      return
+    }
+    socket.send(frame, { binary: true, compress: false }, (error) => {
+      if (error) {
+        socket.terminate()
+      }
+    })
+  }
+
+  /**
+   * Closes once with a code and reason (what the client sends after it is
+   * read and dropped); terminates the socket when the client does not answer
+   * in time (a slow consumer's close
+   * frame waits behind what it never read: it gets the grace time to read it).
+   */
+  close(code: number, reason: string) {
+    if (this.closed) {
+      return
+    }
+    this.closed = true
+    debug('closing socket: %d %s', code, reason)
+    const socket = this.socket
+    if (socket.readyState === 0 || socket.readyState === 1) {
+      socket.close(code, reason)
+    }
+    if (code === CLOSE_CODES.rateLimited) {
+      // a flooding client is not read any more: parsing its flood would cost
+      // the CPU the limit protects; it is terminated after the grace time
+      socket.pause()
+    }
+    setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref()
+  }
+}
+
+/** The guard of a socket, attached when it was accepted */
+export function guardOf(socket: WebSocket): SocketGuard {
+  return (socket as GuardedSocket)[GUARD]
+}
