@@ -1,13 +1,10 @@
 /* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { getActiveTest, test } from '@japa/runner'
 import { createDatabase } from '../helpers.ts'
+import { dropStubTables, migrateStubs } from '../migration_stubs.ts'
 import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
 import { FileSystemStorage } from '../../src/collaboration/storage/file_system.ts'
-import {
-  createCollaborationTables,
-  dropCollaborationTables,
-  relationalStorage,
-} from '../../src/collaboration/storage/relational.ts'
+import { relationalStorage } from '../../src/collaboration/storage/relational.ts'
 import type { CollabComment, CollaborationStorage } from '../../src/collaboration/types.ts'
 
 type Factory = (context: { fs: { basePath: string } }) => Promise<CollaborationStorage>
@@ -17,9 +14,8 @@ const factories: Record<string, Factory> = {
   'file system': async ({ fs }) => new FileSystemStorage(fs.basePath),
   'relational': async () => {
     const db = await createDatabase()
-    await dropCollaborationTables(db.connection())
-    await createCollaborationTables(db.connection())
-    getActiveTest()!.cleanup(() => dropCollaborationTables(db.connection()))
+    await migrateStubs(db, 'collaboration')
+    getActiveTest()!.cleanup(() => dropStubTables(db, 'collaboration'))
     return relationalStorage({ db })
   },
 }
