@@ -1,10 +1,42 @@
 import { configProvider } from '@adonisjs/core'
 import type { ApplicationService } from '@adonisjs/core/types'
-import { assertPackagesInstalled } from '../shared/optional_import.ts'
+import { MissingPackageException } from '../shared/errors.ts'
 import { CollabConfigError } from './errors.ts'
 import { configureTokenSecrets, resolveTokenSecret } from './tokens.ts'
 import type { CollaborationManager } from './manager.ts'
 import type { CollaborationConfig } from './types.ts'
+
+/**
+ * A module of each package to resolve: y-protocols has no root export.
+ */
+const PROBES: Record<string, string> = {
+  'yjs': 'yjs',
+  'y-protocols': 'y-protocols/sync',
+  'lib0': 'lib0/encoding',
+  'ws': 'ws',
+  'ioredis': 'ioredis',
+}
+
+/**
+ * Throws one line naming every missing package and the install command.
+ * Resolution only: nothing is loaded.
+ */
+export function assertCollaborationPackages(
+  packages: string[],
+  resolve: (specifier: string) => string = (specifier) => import.meta.resolve(specifier)
+) {
+  const missing = packages.filter((name) => {
+    try {
+      resolve(PROBES[name] ?? name)
+      return false
+    } catch {
+      return true
+    }
+  })
+  if (missing.length) {
+    throw new MissingPackageException(missing, 'Collaboration (config/collaboration.ts)')
+  }
+}
 
 /**
  * The optional packages a config needs: the Yjs engine's, and ioredis for a
@@ -60,7 +92,7 @@ export async function createCollaborationManager(
       'config/collaboration.ts must export defineConfig({...}) from adonis-atrium/collaboration'
     )
   }
-  assertPackagesInstalled(collaborationPackages(config), 'Collaboration (config/collaboration.ts)')
+  assertCollaborationPackages(collaborationPackages(config))
   configureTokenSecrets({ tokenSecret: config.tokenSecret, appKey: options.appKey })
   assertWorkerSecret(config, options.appKey ? resolveTokenSecret() : undefined)
   await config.storage.assertReady?.()

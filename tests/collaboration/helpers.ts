@@ -26,7 +26,10 @@ export async function setupCollabApp(
   options: { database?: boolean } = {}
 ) {
   const testApp = await setupApp({
-    providers: [() => import('../../providers/collaboration_provider.ts')],
+    providers: [
+      () => import('./fixtures/exception_handler_provider.ts'),
+      () => import('../../providers/collaboration_provider.ts'),
+    ],
     database: options.database,
     config: {
       collaboration: defineConfig({

@@ -80,7 +80,7 @@ test.group('Collaboration routes', () => {
     const response = await call('GET', '/token?doc=notes/1', 'writer')
     assert.equal(response.status, 200)
     const info = await response.json()
-    assert.equal(info.engine, 'crdt_a')
+    assert.equal(info.engine, 'yjs')
     assert.equal(info.wsUrl, `${url.replace('http', 'ws')}/collaboration/notes/1`)
     assert.isAbove(Date.parse(info.expiresAt), Date.now() + 290_000)
     const payload = verifyCollabToken(info.token, SECRET, 'notes/1')
