@@ -157,5 +157,57 @@ for (const [name, factory] of Object.entries(factories)) {
       assert.isNull(await storage.getComment!('doc/1', 'c1'))
       assert.lengthOf(await storage.listComments('doc/2'), 0)
     })
+
+    test('a value longer than its column is refused whole, never cut; long comments keep every byte', async (context) => {
+      const { assert } = context
+      const storage = await factory(context as any)
+      const version = {
+        id: 'v1',
+        seq: 1,
+        label: 'l'.repeat(256),
+        createdBy: 'u1',
+        createdAt: new Date().toISOString(),
+      }
+      if (name === 'relational') {
+        await assert.rejects(
+          () => storage.saveVersion('doc/1', version, bytes(1)),
+          /Cannot store collab_versions.label: the value is longer than the column holds \(255 characters\)/
+        )
+        assert.deepEqual(await storage.listVersions('doc/1'), [])
+        await assert.rejects(
+          () =>
+            storage.saveComment('doc/1', {
+              ...comment('c1', 's'.repeat(300), '2026-01-01'),
+              id: 'c1',
+            }),
+          /collab_comments.space/
+        )
+      } else {
+        await storage.saveVersion('doc/1', version, bytes(1))
+        assert.equal((await storage.listVersions('doc/1'))[0].label, version.label)
+      }
+      // 20,000 four-byte characters: 80,000 bytes, more than a MySQL "text" holds
+      const body = '😀'.repeat(20_000)
+      await storage.saveComment('doc/1', { ...comment('c2', 'review', '2026-01-02'), body })
+      assert.equal((await storage.getComment!('doc/1', 'c2'))!.body, body)
+    })
+
+    test('every write rejects when the document name is invalid', async (context) => {
+      const { assert } = context
+      const storage = await factory(context as any)
+      for (const write of [
+        () => storage.saveDocument('..', bytes(1)),
+        () => storage.appendUpdate!('a/../b', bytes(1)),
+        () => storage.saveComment('.', comment('c1', 'review', '2026-01-01')),
+        () =>
+          storage.saveVersion(
+            '',
+            { id: 'v', seq: 1, label: null, createdBy: null, createdAt: '' },
+            bytes(1)
+          ),
+      ]) {
+        await assert.rejects(write, /Invalid document name/)
+      }
+    })
   })
 }
