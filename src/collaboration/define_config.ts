@@ -99,7 +99,7 @@ function isConfigProvider(value: unknown): value is ConfigProvider<unknown> {
  * and again in its resolver with the storage built from the app.
  */
 export function normalizeConfig<
-  const Documents extends Record<string, CollabDocumentDeclaration<any>> = {},
+  Documents extends Record<string, CollabDocumentDeclaration<any>> = {},
 >(config: CollaborationConfigInput<Documents> = {}): CollaborationConfig<Documents> {
   const engine = servedEngine('engine', config.engine ?? 'yjs')
   const documents = (config.documents ?? {}) as Documents
@@ -164,15 +164,19 @@ export function normalizeConfig<
  * resolves once with the app: storages built from the container (Lucid's
  * `db`) and the `@adonisjs/redis` connection named by `redis`.
  */
-export function defineConfig<
-  const Documents extends Record<string, CollabDocumentDeclaration<any>> = {},
->(
-  config: CollaborationConfigInput<Documents> = {}
-): ConfigProvider<CollaborationConfig<Documents>> & { documents: Documents } {
+export function defineConfig<Patterns extends string = never>(
+  config: Omit<CollaborationConfigInput, 'documents'> & {
+    // one key per pattern, so each rule's params are typed from its pattern
+    documents?: { [Pattern in Patterns]: CollabDocumentDeclaration<DocumentParams<Pattern>> }
+  } = {}
+): ConfigProvider<CollaborationConfig<Record<Patterns, CollabDocumentDeclaration<any>>>> & {
+  documents: Record<Patterns, CollabDocumentDeclaration<any>>
+} {
+  type Documents = Record<Patterns, CollabDocumentDeclaration<any>>
   const storage = config.storage
   normalizeConfig({ ...config, storage: isConfigProvider(storage) ? undefined : storage })
   const provider = configProvider.create(async (app) => {
-    const resolved = normalizeConfig({
+    const resolved = normalizeConfig<Documents>({
       ...config,
       storage: isConfigProvider(storage)
         ? ((await storage.resolver(app)) as CollaborationStorage)
