@@ -297,12 +297,9 @@ export type PresenceRedisClient = import('ioredis').Redis
 /**
  * Union of the document patterns a config declares.
  */
-export type InferCollabDocumentNames<Config> =
-  Config extends CollaborationConfig<infer Documents>
-    ? Extract<keyof Documents, string>
-    : Config extends CollaborationConfigInput<infer Documents>
-      ? Extract<keyof Documents, string>
-      : string
+export type InferCollabDocumentNames<Config> = Config extends { documents: infer Documents }
+  ? Extract<keyof Documents, string>
+  : string
 
 /**
  * What `GET /token` and `issueCollaborationToken` return.
