@@ -7,16 +7,33 @@ const ASSETS = '/collaboration-demo/modules/'
 /**
  * Script of the page: a textarea bound to a Y.Text through y-websocket,
  * peers from awareness, and comments and versions through the REST routes.
+ * Each connection gets a fresh token: a token is checked when a socket opens
+ * and lives 300 s, and y-websocket gives up after a 44xx close.
  */
-const script = (user: string, docName: string, token: string, wsBase: string) => `
+const script = (user: string, docName: string, wsBase: string) => `
 import * as Y from 'yjs'
 import { WebsocketProvider } from 'y-websocket'
 
 const user = ${JSON.stringify(user)}
 const docName = ${JSON.stringify(docName)}
+const freshToken = async () => {
+  const response = await fetch('/collaboration/token?doc=' + encodeURIComponent(docName), {
+    headers: { 'x-demo-user': user },
+  })
+  return (await response.json()).token
+}
 const doc = new Y.Doc()
 const provider = new WebsocketProvider(${JSON.stringify(wsBase)}, docName, doc, {
-  params: { token: ${JSON.stringify(token)} },
+  params: { token: await freshToken() },
+})
+provider.on('connection-close', async () => {
+  provider.params.token = await freshToken()
+})
+provider.on('closed', async ({ code }) => {
+  if (code === 4401) {
+    provider.params.token = await freshToken()
+    provider.connect()
+  }
 })
 const text = doc.getText('content')
 const area = document.querySelector('#editor')
@@ -70,7 +87,7 @@ const api = async (method, path, body) => {
     headers: { 'x-demo-user': user, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   })
-  if (!response.ok) throw new Error((await response.json()).error?.message ?? response.status)
+  if (!response.ok) throw new Error((await response.json()).errors?.[0]?.message ?? response.status)
   return response.status === 204 ? null : response.json()
 }
 const escape = (value) => String(value).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c])
@@ -142,16 +159,12 @@ export const collaboration: DemoFeature = {
     })
 
     router.get('/collaboration-demo', async ({ request, response }) => {
-      const { issueCollaborationToken } = await import('adonis-atrium/collaboration')
       const user =
         String(request.qs().user ?? 'alice')
           .replace(/[^\w-]/g, '')
           .slice(0, 20) || 'alice'
       const docName = 'demo/notes'
-      const info = await issueCollaborationToken(
-        { docName, user: { id: user, name: user } },
-        { baseUrl: `${request.protocol()}://${request.host()}` }
-      )
+      const wsBase = `${request.protocol() === 'https' ? 'wss' : 'ws'}://${request.host()}/collaboration`
       const map = await importMap(['yjs', 'y-websocket'], ASSETS)
       const other = user === 'alice' ? 'bob' : 'alice'
       response.header('content-type', 'text/html; charset=utf-8')
@@ -169,7 +182,7 @@ export const collaboration: DemoFeature = {
             <form id="version-form"><input name="label" placeholder="Version label"> <button>Save version</button></form>
             <ul id="versions"></ul></section>
         </div>
-        <script type="module">${script(user, docName, info.token, info.wsUrl.slice(0, -docName.length - 1))}</script>`,
+        <script type="module">${script(user, docName, wsBase)}</script>`,
         `<script type="importmap">${JSON.stringify({ imports: map })}</script>
         <style>
           #editor { width: 100%; font: 14px/1.5 ui-monospace, monospace; padding: .5rem; box-sizing: border-box; }
