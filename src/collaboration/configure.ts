@@ -25,7 +25,9 @@ export async function installCollaboration(
 ) {
   const engine = engineOf(engineFlag)
   if (!engine || !SERVED_ENGINES.includes(engine)) {
-    const what = engine ? `The "${engine}" engine is not served by this release` : `Unknown engine "${engineFlag}"`
+    const what = engine
+      ? `The "${engine}" engine is not served by this release`
+      : `Unknown engine "${engineFlag}"`
     command.logger.error(`${what}. Use --engine=${SERVED_ENGINES.join(' or --engine=')}`)
     command.exitCode = 1
     return

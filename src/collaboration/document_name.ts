@@ -6,8 +6,16 @@ import { CollabValidationError } from './errors.ts'
  */
 export const MAX_DOCUMENT_NAME_LENGTH = 255
 
-// NUL and other control characters, and the Windows path separator
-const FORBIDDEN = /[\u0000-\u001F\u007F\\]/
+/** NUL and the other control characters, and the Windows path separator */
+function hasForbiddenCharacter(name: string) {
+  for (let index = 0; index < name.length; index++) {
+    const code = name.charCodeAt(index)
+    if (code < 0x20 || code === 0x7f || code === 0x5c) {
+      return true
+    }
+  }
+  return false
+}
 
 /**
  * Why `name` cannot be a document name, or null when it can. Names are
@@ -21,7 +29,7 @@ export function documentNameProblem(name: unknown): string | null {
   if (name.length > MAX_DOCUMENT_NAME_LENGTH) {
     return `a document name is at most ${MAX_DOCUMENT_NAME_LENGTH} characters`
   }
-  if (FORBIDDEN.test(name)) {
+  if (hasForbiddenCharacter(name)) {
     return 'a document name cannot contain control characters or "\\"'
   }
   for (const segment of name.split('/')) {

@@ -68,9 +68,7 @@ test.group('Collaboration config and patterns', () => {
     assert.equal(normalizeConfig({ engine: 'yjs' }).engine, 'yjs')
   })
 
-  test('an engine this release does not serve is refused, naming the served ones', ({
-    assert,
-  }) => {
+  test('an engine this release does not serve is refused, naming the served ones', ({ assert }) => {
     for (const engine of ['automerge', 'partykit', 'partyserver', 'crdt_b', 'hosted_a']) {
       assert.throws(
         () => normalizeConfig({ engine: engine as any }),
@@ -167,7 +165,9 @@ test.group('Collaboration tokens', () => {
     // and verification uses it: a token signed with it verifies without an explicit secret
     const token = signCollabToken({ userId: 'u1', docName: 'a/1' }, derived)
     assert.deepEqual(verifySelfHostedToken(token, 'a/1'), { userId: 'u1' })
-    assert.isNull(verifySelfHostedToken(signCollabToken({ userId: 'u1', docName: 'a/1' }, 'app-key'), 'a/1'))
+    assert.isNull(
+      verifySelfHostedToken(signCollabToken({ userId: 'u1', docName: 'a/1' }, 'app-key'), 'a/1')
+    )
     configureTokenSecrets({ appKey: 'app-key', tokenSecret: 'from-config' })
     assert.equal(resolveTokenSecret(), 'from-config')
     assert.equal(resolveTokenSecret('explicit'), 'explicit')

@@ -84,7 +84,8 @@ type Validators = Awaited<ReturnType<typeof buildValidators>>
  */
 export async function validate<K extends keyof Validators>(name: K, data: unknown): Promise<any> {
   validators ??= buildValidators()
-  const compiled = (await validators)[name]
+  const all = await validators
+  const compiled = all[name]
   let value: any
   try {
     value = await (compiled as any).validate(data)

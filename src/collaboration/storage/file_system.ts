@@ -81,7 +81,9 @@ export class FileSystemStorage implements CollaborationStorage {
     const folder = join(this.baseDir, encodeURIComponent(docName))
     const inside = relative(this.baseDir, folder)
     if (!inside || inside.startsWith('..') || inside.includes(sep)) {
-      throw new CollabStorageError(`Document name ${JSON.stringify(docName)} escapes the storage folder`)
+      throw new CollabStorageError(
+        `Document name ${JSON.stringify(docName)} escapes the storage folder`
+      )
     }
     return folder
   }
