@@ -42,6 +42,9 @@ export default class CollaborationProvider {
 
     const manager = await this.app.container.make('atrium.collaboration')
     this.#manager = manager
+    // a booted hook runs after those the app registered before booting (where
+    // it may run its migrations, as the demo does)
+    this.app.booted(() => manager.config.storage.assertReady?.())
     if (manager.config.routes.enabled) {
       const { collaborationRoutes } = await import('../src/collaboration/http/routes.ts')
       collaborationRoutes(await this.app.container.make('router'), {

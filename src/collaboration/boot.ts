@@ -73,8 +73,9 @@ export function assertWorkerSecret(config: CollaborationConfig, derivedTokenSecr
 
 /**
  * What the `atrium.collaboration` binding resolves to: the config resolved
- * once with the app, checked (packages, worker secret, storage tables), and
- * the manager built from it.
+ * once with the app, checked (packages, worker secret), and the manager
+ * built from it. The storage's tables are checked in the provider's ready(),
+ * after the app's own boot hooks (where an app may run its migrations).
  */
 export async function createCollaborationManager(
   app: ApplicationService,
@@ -95,7 +96,6 @@ export async function createCollaborationManager(
   assertCollaborationPackages(collaborationPackages(config))
   configureTokenSecrets({ tokenSecret: config.tokenSecret, appKey: options.appKey })
   assertWorkerSecret(config, options.appKey ? resolveTokenSecret() : undefined)
-  await config.storage.assertReady?.()
   const { CollaborationManager } = await import('./manager.ts')
   return CollaborationManager.create(config)
 }

@@ -302,7 +302,7 @@ export type InferCollabDocumentNames<Config> = Config extends { documents: infer
   : string
 
 /**
- * What `GET /token` and `issueCollaborationToken` return.
+ * What `GET /token` and `collaboration.issueToken()` return.
  */
 export interface CollabTokenInfo {
   token: string

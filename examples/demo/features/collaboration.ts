@@ -1,12 +1,14 @@
 import type { DemoFeature } from './main.ts'
 import { layout } from './layout.ts'
 import { importMap, readModule } from './browser_modules.ts'
+import { streamChanges } from './collaboration_changes.ts'
 
 const ASSETS = '/collaboration-demo/modules/'
 
 /**
  * Script of the page: a textarea bound to a Y.Text through y-websocket,
- * peers from awareness, and comments and versions through the REST routes.
+ * peers from awareness, and comments and versions through the REST routes,
+ * reloaded when the server announces a change.
  * Each connection gets a fresh token: a token is checked when a socket opens
  * and lives 300 s, and y-websocket gives up after a 44xx close.
  */
@@ -136,7 +138,9 @@ document.querySelector('#versions').addEventListener('click', async (event) => {
   await api('POST', '/versions/restore', { docName, versionId })
   loadVersions()
 })
-setInterval(() => { loadComments(); loadVersions() }, 3000)
+// the server tells this page when another one changes comments or versions
+const changes = new EventSource('/collaboration-demo/changes?doc=' + encodeURIComponent(docName))
+changes.onmessage = ({ data }) => (data === 'comments' ? loadComments() : loadVersions())
 loadComments()
 loadVersions()
 `
@@ -157,6 +161,8 @@ export const collaboration: DemoFeature = {
       response.header('content-type', 'text/javascript; charset=utf-8')
       return source
     })
+
+    router.get('/collaboration-demo/changes', streamChanges)
 
     router.get('/collaboration-demo', async ({ request, response }) => {
       const user =

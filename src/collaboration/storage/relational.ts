@@ -146,14 +146,20 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
 
   async loadDocument(docName: string): Promise<StoredDocument | null> {
     const client = await this.#client()
-    const [document, updates] = await Promise.all([
-      client.from(this.tables.documents).where('name', docName).select('state').first(),
-      client
-        .from(this.tables.updates)
-        .where('document_name', docName)
-        .orderBy('id', 'asc')
-        .select('update'),
-    ])
+    // The log first, then the state: a compaction committing between the two
+    // reads then gives the new state plus updates it already holds (replaying
+    // them is harmless), where the other order could give no state and an
+    // emptied log, a document that looks never stored
+    const updates = await client
+      .from(this.tables.updates)
+      .where('document_name', docName)
+      .orderBy('id', 'asc')
+      .select('update')
+    const document = await client
+      .from(this.tables.documents)
+      .where('name', docName)
+      .select('state')
+      .first()
     if (!document && updates.length === 0) {
       return null
     }
