@@ -12,12 +12,14 @@ export default class CollaborationInit extends BaseCommand {
   static options: CommandOptions = {}
 
   @flags.string({
-    description: 'Engine: crdt_a (Yjs), crdt_b, hosted_a or hosted_b',
-    default: 'crdt_a',
+    description: 'Engine: yjs (the one this release serves)',
+    default: 'yjs',
   })
   declare engine: string
 
-  @flags.boolean({ description: 'Install yjs, y-protocols, lib0 and ws without asking' })
+  @flags.boolean({
+    description: 'Install yjs, y-protocols, lib0 and ws without asking (--no-install lists them)',
+  })
   declare install?: boolean
 
   async run() {

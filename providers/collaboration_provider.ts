@@ -1,7 +1,6 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { Server } from 'node:http'
 import type { CollaborationManager } from '../src/collaboration/manager.ts'
-import type { CollaborationConfig } from '../src/collaboration/types.ts'
 
 declare module '@adonisjs/core/types' {
   interface ContainerBindings {
@@ -10,54 +9,49 @@ declare module '@adonisjs/core/types' {
 }
 
 /**
- * Serves collaborative documents: binds the manager, mounts the REST routes
- * in boot(), attaches the WebSocket upgrade handler to the HTTP server in
- * ready(), and flushes every document on shutdown.
+ * Serves collaborative documents: binds `atrium.collaboration` (the manager,
+ * built once from config/collaboration.ts), mounts the REST routes in boot(),
+ * attaches the WebSocket upgrade handler to the HTTP server in ready(), and
+ * flushes every document on shutdown.
  */
 export default class CollaborationProvider {
   #manager?: CollaborationManager
 
   constructor(protected app: ApplicationService) {}
 
-  async #config(): Promise<CollaborationConfig> {
-    const { configProvider } = await import('@adonisjs/core')
-    const { defineConfig } = await import('../src/collaboration/define_config.ts')
-    const raw = this.app.config.get<any>('collaboration', {})
-    const resolved = (await configProvider.resolve<any>(this.app, raw)) ?? raw
-    return resolved && 'storageIsDefault' in resolved ? resolved : defineConfig(resolved)
-  }
-
   register() {
     this.app.container.singleton('atrium.collaboration', async () => {
-      const { CollaborationManager } = await import('../src/collaboration/manager.ts')
-      return CollaborationManager.create(await this.#config())
+      const { createCollaborationManager } = await import('../src/collaboration/boot.ts')
+      return createCollaborationManager(this.app, { appKey: this.#appKey() })
     })
   }
 
+  /**
+   * In the web and test environments: builds the manager (a missing package,
+   * an engine this release does not serve or a missing worker secret fails
+   * here), mounts the routes and routes reported errors to the app logger.
+   * Ace commands never build it.
+   */
   async boot() {
-    const config = await this.#config()
-    const { configureTokenSecrets } = await import('../src/collaboration/tokens.ts')
-    configureTokenSecrets({
-      tokenSecret: config.tokenSecret,
-      appKey: this.#appKey(),
-    })
-    const serves = this.app.getEnvironment() === 'web' || this.app.getEnvironment() === 'test'
-    if (config.routes.enabled && serves) {
-      const { collaborationRoutes } = await import('../src/collaboration/http/routes.ts')
-      const router = await this.app.container.make('router')
-      collaborationRoutes(router, {
-        prefix: config.routes.prefix,
-        middleware: config.routes.middleware,
-        resolveUser: config.routes.resolveUser,
-        manager: () => this.app.container.make('atrium.collaboration'),
-      })
+    const environment = this.app.getEnvironment()
+    if (environment !== 'web' && environment !== 'test') {
+      return
     }
-    if (serves) {
-      const { setCurrentCollaborationManager } = await import('../src/collaboration/current.ts')
-      const { setCollaborationLogger } = await import('../src/collaboration/observability.ts')
-      this.#manager = await this.app.container.make('atrium.collaboration')
-      setCurrentCollaborationManager(this.#manager)
-      setCollaborationLogger(await this.app.container.make('logger'))
+    const { setCollaborationLogger } = await import('../src/collaboration/observability.ts')
+    setCollaborationLogger(await this.app.container.make('logger'))
+
+    const manager = await this.app.container.make('atrium.collaboration')
+    this.#manager = manager
+    // a booted hook runs after those the app registered before booting (where
+    // it may run its migrations, as the demo does)
+    this.app.booted(() => manager.config.storage.assertReady?.())
+    if (manager.config.routes.enabled) {
+      const { collaborationRoutes } = await import('../src/collaboration/http/routes.ts')
+      collaborationRoutes(await this.app.container.make('router'), {
+        prefix: manager.config.routes.prefix,
+        middleware: manager.config.routes.middleware,
+        manager,
+      })
     }
   }
 
@@ -100,9 +94,7 @@ export default class CollaborationProvider {
 
   async shutdown() {
     if (this.#manager) {
-      const { setCurrentCollaborationManager } = await import('../src/collaboration/current.ts')
       await this.#manager.close()
-      setCurrentCollaborationManager(undefined)
       this.#manager = undefined
     }
   }

@@ -1,6 +1,14 @@
-import { collaboration } from '../src/collaboration/current.ts'
+import app from '@adonisjs/core/services/app'
+import type { CollaborationManager } from '../src/collaboration/manager.ts'
+
+let collaboration: CollaborationManager
 
 /**
- * The booted collaboration manager: `collaboration.current` (throws before boot).
+ * The booted collaboration manager (`atrium.collaboration`): documents,
+ * versions, comments, presence and `issueToken` for app code.
  */
-export default collaboration
+await app.booted(async () => {
+  collaboration = await app.container.make('atrium.collaboration')
+})
+
+export { collaboration as default }

@@ -1,9 +1,7 @@
 import type Configure from '@adonisjs/core/commands/configure'
 import { publishMigrationOnce, type Codemods, type FeatureInstaller } from '../shared/features.ts'
 import { stubsRoot } from '../../stubs/main.ts'
-import type { CollabEngineName } from './types.ts'
-
-const ENGINES: CollabEngineName[] = ['crdt_a', 'crdt_b', 'hosted_a', 'hosted_b']
+import { engineOf, SERVED_ENGINES } from './define_config.ts'
 
 /**
  * The libraries the Yjs engine loads lazily.
@@ -16,25 +14,25 @@ export const COLLABORATION_PACKAGES = ['yjs', 'y-protocols', 'lib0', 'ws'].map((
 /**
  * Publishes config/collaboration.ts for one engine, the collab_* migration,
  * the provider and the env variables; installs yjs, y-protocols, lib0 and ws.
- * `collaboration:init` and `node ace add adonis-atrium` share it.
+ * `collaboration:init` and `node ace add adonis-atrium` share it. An engine
+ * this release does not serve is refused with a non-zero exit code.
  */
 export async function installCollaboration(
   command: Pick<Configure, 'app' | 'logger' | 'prompt'> & { exitCode?: number },
   codemods: Codemods,
-  engine: string = 'crdt_a',
+  engineFlag: string = 'yjs',
   installFlag?: boolean
 ) {
-  if (!ENGINES.includes(engine as CollabEngineName)) {
-    command.logger.error(`Unknown engine "${engine}". Use one of ${ENGINES.join(', ')}`)
+  const engine = engineOf(engineFlag)
+  if (!engine || !SERVED_ENGINES.includes(engine)) {
+    const what = engine
+      ? `The "${engine}" engine is not served by this release`
+      : `Unknown engine "${engineFlag}"`
+    command.logger.error(`${what}. Use --engine=${SERVED_ENGINES.join(' or --engine=')}`)
     command.exitCode = 1
     return
   }
-  await codemods.makeUsingStub(stubsRoot, 'config/collaboration.stub', {
-    engine,
-    hostedBlock: engine.startsWith('hosted')
-      ? "\n  hosted: {\n    roomHost: env.get('COLLAB_ROOM_HOST'),\n    jwtSecret: env.get('COLLAB_HOSTED_JWT_SECRET'),\n  },"
-      : '',
-  })
+  await codemods.makeUsingStub(stubsRoot, 'config/collaboration.stub', { engine })
   await publishMigrationOnce(command as Configure, codemods, stubsRoot, {
     stub: 'make/migration/collaboration.stub',
     tableName: 'collaboration',
@@ -47,16 +45,14 @@ export async function installCollaboration(
     variables: {
       COLLAB_TOKEN_SECRET: 'Env.schema.string.optional()',
       COLLAB_REDIS_URL: 'Env.schema.string.optional()',
-      ...(engine.startsWith('hosted')
-        ? {
-            COLLAB_ROOM_HOST: 'Env.schema.string()',
-            COLLAB_HOSTED_JWT_SECRET: 'Env.schema.string()',
-          }
-        : {}),
     },
   })
 
   let install = installFlag
+  // without a terminal to ask, the default is to list the packages, not install them
+  if (install === undefined && !process.stdin.isTTY) {
+    install = false
+  }
   if (install === undefined) {
     install = await command.prompt.confirm(
       'Install yjs, y-protocols, lib0 and ws (the collaboration server needs them)?'
@@ -80,7 +76,7 @@ export const collaborationInstaller: FeatureInstaller = {
     await installCollaboration(
       command,
       codemods,
-      typeof engine === 'string' ? engine : 'crdt_a',
+      typeof engine === 'string' ? engine : 'yjs',
       command.parsedFlags.install as boolean | undefined
     )
   },

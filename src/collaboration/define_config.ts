@@ -1,16 +1,65 @@
+import { configProvider } from '@adonisjs/core'
+import type { ApplicationService, ConfigProvider } from '@adonisjs/core/types'
 import { CollabConfigError } from './errors.ts'
 import { resolveLimits } from './limits.ts'
 import { InMemoryCollaborationStorage } from './storage/memory.ts'
 import type {
   CollabDocumentDeclaration,
+  CollabEngineInput,
   CollabEngineName,
   CollaborationConfig,
   CollaborationConfigInput,
+  CollaborationStorage,
   DocumentParams,
 } from './types.ts'
 
-const ENGINES: CollabEngineName[] = ['crdt_a', 'crdt_b', 'hosted_a', 'hosted_b']
+/**
+ * Every engine name, with the specification's neutral aliases.
+ */
+const ENGINE_ALIASES: Record<CollabEngineInput, CollabEngineName> = {
+  yjs: 'yjs',
+  automerge: 'automerge',
+  partykit: 'partykit',
+  partyserver: 'partyserver',
+  crdt_a: 'yjs',
+  crdt_b: 'automerge',
+  hosted_a: 'partykit',
+  hosted_b: 'partyserver',
+}
+
+/**
+ * The engines this release serves. Naming another one is a boot error, so an
+ * app never issues tokens for documents nothing serves.
+ */
+export const SERVED_ENGINES: readonly CollabEngineName[] = ['yjs']
+
 const where = 'in config/collaboration.ts'
+
+/**
+ * The engine a name or alias stands for, or null for an unknown name.
+ */
+export function engineOf(value: unknown): CollabEngineName | null {
+  return typeof value === 'string' && Object.hasOwn(ENGINE_ALIASES, value)
+    ? ENGINE_ALIASES[value as CollabEngineInput]
+    : null
+}
+
+/**
+ * The engine a name stands for when this release serves it; otherwise an
+ * error naming the engines that are served.
+ */
+export function servedEngine(name: string, value: unknown): CollabEngineName {
+  const engine = engineOf(value)
+  if (!engine || !SERVED_ENGINES.includes(engine)) {
+    const what = engine
+      ? `the "${engine}" engine is not served by this release`
+      : `${JSON.stringify(value)} is not an engine`
+    throw new CollabConfigError(
+      `Invalid "${name}" ${where}: ${what}. Use ${SERVED_ENGINES.map((served) => `"${served}"`).join(', ')}`
+    )
+  }
+  return engine
+}
 
 function positiveNumber(name: string, value: unknown, fallback: number): number {
   if (value === undefined) {
@@ -22,15 +71,6 @@ function positiveNumber(name: string, value: unknown, fallback: number): number 
     )
   }
   return value
-}
-
-function engineName(name: string, value: unknown): CollabEngineName {
-  if (!ENGINES.includes(value as CollabEngineName)) {
-    throw new CollabConfigError(
-      `Invalid "${name}" ${where}: ${JSON.stringify(value)} is not an engine. Use one of ${ENGINES.join(', ')}`
-    )
-  }
-  return value as CollabEngineName
 }
 
 function normalizePath(name: string, value: unknown, fallback: string): string {
@@ -45,27 +85,39 @@ function normalizePath(name: string, value: unknown, fallback: string): string {
   return value.length > 1 ? value.replace(/\/+$/, '') : value
 }
 
+function isConfigProvider(value: unknown): value is ConfigProvider<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as ConfigProvider<unknown>).type === 'provider' &&
+    typeof (value as ConfigProvider<unknown>).resolver === 'function'
+  )
+}
+
 /**
- * Validates `config/collaboration.ts` and fills in every default.
+ * Validates the options and fills in every default, with the storage given
+ * as an instance. `defineConfig` runs it once at config load (to fail early)
+ * and again in its resolver with the storage built from the app.
  */
-export function defineConfig<
-  const Documents extends Record<string, CollabDocumentDeclaration<any>> = {},
+export function normalizeConfig<
+  Documents extends Record<string, CollabDocumentDeclaration<any>> = {},
 >(config: CollaborationConfigInput<Documents> = {}): CollaborationConfig<Documents> {
-  const engine = engineName('engine', config.engine ?? 'crdt_a')
+  const engine = servedEngine('engine', config.engine ?? 'yjs')
   const documents = (config.documents ?? {}) as Documents
   for (const [pattern, declaration] of Object.entries(documents)) {
     assertPattern(pattern, `documents["${pattern}"]`)
     if (declaration?.engine !== undefined) {
-      engineName(`documents["${pattern}"].engine`, declaration.engine)
+      servedEngine(`documents["${pattern}"].engine`, declaration.engine)
     }
   }
-
-  const usesHosted =
-    engine.startsWith('hosted') ||
-    Object.values(documents).some((declaration) => declaration?.engine?.startsWith('hosted'))
-  if (usesHosted && !config.hosted?.roomHost) {
+  if (isConfigProvider(config.storage)) {
     throw new CollabConfigError(
-      `Missing "hosted.roomHost" ${where}. The hosted engines (hosted_a, hosted_b) need the room worker's host; set it or use engine "crdt_a"`
+      `"storage" ${where} is resolved with the app: export defineConfig(...) and let the provider resolve it`
+    )
+  }
+  if (config.redis !== undefined && (typeof config.redis !== 'string' || !config.redis)) {
+    throw new CollabConfigError(
+      `Invalid "redis" ${where}: expected the name of a connection in config/redis.ts, such as "main"`
     )
   }
 
@@ -82,6 +134,7 @@ export function defineConfig<
     debounce,
     maxWait: positiveNumber('maxWait', config.maxWait, debounce * 10),
     appendInterval: Math.min(positiveNumber('appendInterval', config.appendInterval, 100), 250),
+    redis: config.redis,
     redisUrl: config.redisUrl || undefined,
     redisPrefix: config.redisPrefix ?? 'atrium:collab:',
     tokenSecret: config.tokenSecret || undefined,
@@ -90,7 +143,7 @@ export function defineConfig<
           roomHost: config.hosted.roomHost,
           party: config.hosted.party ?? 'main',
           jwtSecret: config.hosted.jwtSecret,
-          workerSecret: config.hosted.workerSecret,
+          workerSecret: config.hosted.workerSecret || undefined,
           fetchTimeoutMs: positiveNumber(
             'hosted.fetchTimeoutMs',
             config.hosted.fetchTimeoutMs,
@@ -106,6 +159,52 @@ export function defineConfig<
       resolveUser: routes.resolveUser,
     },
   }
+}
+
+/**
+ * Validates `config/collaboration.ts` now and returns what the provider
+ * resolves once with the app: storages built from the container (Lucid's
+ * `db`) and the `@adonisjs/redis` connection named by `redis`.
+ */
+export function defineConfig<Patterns extends string = never>(
+  config: Omit<CollaborationConfigInput, 'documents'> & {
+    // one key per pattern, so each rule's params are typed from its pattern
+    documents?: { [Pattern in Patterns]: CollabDocumentDeclaration<DocumentParams<Pattern>> }
+  } = {}
+): ConfigProvider<CollaborationConfig<Record<Patterns, CollabDocumentDeclaration<any>>>> & {
+  documents: Record<Patterns, CollabDocumentDeclaration<any>>
+} {
+  type Documents = Record<Patterns, CollabDocumentDeclaration<any>>
+  const storage = config.storage
+  normalizeConfig({ ...config, storage: isConfigProvider(storage) ? undefined : storage })
+  const provider = configProvider.create(async (app) => {
+    const resolved = normalizeConfig<Documents>({
+      ...config,
+      storage: isConfigProvider(storage)
+        ? ((await storage.resolver(app)) as CollaborationStorage)
+        : storage,
+    })
+    if (resolved.redis) {
+      resolved.redisClient = await redisConnection(app, resolved.redis)
+    }
+    return resolved
+  })
+  // the stub's type augmentation reads the declared patterns from here
+  return Object.assign(provider, { documents: (config.documents ?? {}) as Documents })
+}
+
+/**
+ * The ioredis client of a named `@adonisjs/redis` connection.
+ */
+async function redisConnection(app: ApplicationService, name: string) {
+  if (!app.container.hasBinding('redis' as any)) {
+    throw new CollabConfigError(
+      `"redis: '${name}'" ${where} needs @adonisjs/redis: run "node ace add @adonisjs/redis", or set "redisUrl" instead`
+    )
+  }
+  const manager: any = await app.container.make('redis' as any)
+  const connection = manager.connection(name)
+  return connection.ioConnection ?? connection
 }
 
 function assertPattern(pattern: string, name: string) {

@@ -1,21 +1,10 @@
-import { Exception } from '@adonisjs/core/exceptions'
-import type { HttpContext } from '@adonisjs/core/http'
+import { AtriumException } from '../shared/errors.ts'
 
 /**
- * Base of the collaboration errors: renders `{ error: { code, message } }`
- * with its own status when it reaches the HTTP layer.
+ * `authorize` denied `canRead` (or a write permission), or a token was asked
+ * for without an `authorize` rule. Final: retrying does not help.
  */
-class CollabException extends Exception {
-  async handle(error: this, ctx: HttpContext) {
-    ctx.response.status(error.status).send({ error: { code: error.code, message: error.message } })
-  }
-}
-
-/**
- * `authorize` denied `canRead` (or a write permission), or `issueToken` was
- * called without an `authorize` rule. Final: retrying does not help.
- */
-export class CollabForbiddenError extends CollabException {
+export class CollabForbiddenError extends AtriumException {
   static status = 403
   static code = 'E_COLLAB_FORBIDDEN'
   static message = 'Access to this collaboration document is denied'
@@ -24,26 +13,28 @@ export class CollabForbiddenError extends CollabException {
 /**
  * `authorize` itself threw. Retryable, and never mistaken for a denial.
  */
-export class CollabAuthorizationError extends CollabException {
+export class CollabAuthorizationError extends AtriumException {
   static status = 503
   static code = 'E_COLLAB_AUTHORIZATION_FAILED'
   static message = 'Could not evaluate the authorization rule for this document; retry later'
   retryable = true
+  details = { retryable: true }
 }
 
 /**
  * No user resolved for a route that needs one.
  */
-export class CollabUnauthorizedError extends CollabException {
+export class CollabUnauthorizedError extends AtriumException {
   static status = 401
   static code = 'E_COLLAB_UNAUTHORIZED'
-  static message = 'Sign in to use collaboration routes'
+  static message =
+    'Sign in to use collaboration routes (the routes take the user from "routes.resolveUser" in config/collaboration.ts, else ctx.auth)'
 }
 
 /**
  * No signing key anywhere: tokens are neither issued nor accepted.
  */
-export class CollabTokenSecretMissingError extends CollabException {
+export class CollabTokenSecretMissingError extends AtriumException {
   static status = 500
   static code = 'E_COLLAB_TOKEN_SECRET_MISSING'
   static message =
@@ -53,33 +44,51 @@ export class CollabTokenSecretMissingError extends CollabException {
 /**
  * A configuration mistake found at boot or in `defineConfig`.
  */
-export class CollabConfigError extends Exception {
+export class CollabConfigError extends AtriumException {
   static status = 500
   static code = 'E_COLLAB_CONFIG'
 }
 
 /**
- * Unknown version id, missing storage and other misuse of the manager.
+ * Unknown version id, comment or document.
  */
-export class CollabNotFoundError extends CollabException {
+export class CollabNotFoundError extends AtriumException {
   static status = 404
   static code = 'E_COLLAB_NOT_FOUND'
 }
 
 /**
- * A request body or query that failed validation.
+ * A request body, query or document name that failed validation.
  */
-export class CollabValidationError extends CollabException {
+export class CollabValidationError extends AtriumException {
   static status = 422
   static code = 'E_COLLAB_VALIDATION'
 }
 
 /**
- * Storage refused a document write (a flush, a compaction): the change is
- * still live and the engine retries, but nothing reports it stored.
+ * A request body larger than the route accepts.
  */
-export class CollabStorageError extends CollabException {
-  static status = 503
-  static code = 'E_COLLAB_STORAGE'
-  retryable = true
+export class CollabBodyTooLargeError extends AtriumException {
+  static status = 413
+  static code = 'E_COLLAB_BODY_TOO_LARGE'
 }
+
+/**
+ * A storage refused a write (a flush, a compaction, a value longer than its
+ * column): nothing reports it stored. Live changes stay in memory and the
+ * engine retries its saves.
+ */
+export class CollabStorageError extends AtriumException {
+  static status = 500
+  static code = 'E_COLLAB_STORAGE'
+}
+
+export const E_COLLAB_FORBIDDEN = CollabForbiddenError
+export const E_COLLAB_AUTHORIZATION_FAILED = CollabAuthorizationError
+export const E_COLLAB_UNAUTHORIZED = CollabUnauthorizedError
+export const E_COLLAB_TOKEN_SECRET_MISSING = CollabTokenSecretMissingError
+export const E_COLLAB_CONFIG = CollabConfigError
+export const E_COLLAB_NOT_FOUND = CollabNotFoundError
+export const E_COLLAB_VALIDATION = CollabValidationError
+export const E_COLLAB_BODY_TOO_LARGE = CollabBodyTooLargeError
+export const E_COLLAB_STORAGE = CollabStorageError

@@ -1,27 +1,34 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { collaboration } from './current.ts'
+import { assertDocumentName } from './document_name.ts'
 import { CollabUnauthorizedError } from './errors.ts'
 import type { CollaborationManager } from './manager.ts'
 import { issueToken } from './tokens.ts'
 import type { CollabTokenInfo } from './types.ts'
 
 /**
- * Issues a token outside the routes (for server-rendered pages): the user is
- * given or resolved from `ctx`, and the document's rule is checked as the
- * handshake would. Throws `CollabUnauthorizedError` or `CollabForbiddenError`.
+ * What `collaboration.issueToken()` takes: the document, and the user given
+ * or resolved from `ctx` (with `routes.resolveUser`, else `ctx.auth`).
+ */
+export interface IssueTokenInput {
+  docName: string
+  user?: { id: string | number; name?: string | null; avatarUrl?: string | null }
+  ctx?: HttpContext
+}
+
+/**
+ * Issues a token outside the routes (for server-rendered pages): the
+ * document's rule is checked as the handshake would. Throws
+ * `E_COLLAB_UNAUTHORIZED` without a user and `E_COLLAB_FORBIDDEN` on a denial.
  */
 export async function issueCollaborationToken(
-  input: {
-    docName: string
-    user?: { id: string | number; name?: string | null; avatarUrl?: string | null }
-    ctx?: HttpContext
-  },
-  options: { manager?: CollaborationManager; baseUrl?: string } = {}
+  manager: CollaborationManager,
+  input: IssueTokenInput,
+  options: { baseUrl?: string } = {}
 ): Promise<CollabTokenInfo> {
-  const manager = options.manager ?? collaboration.current
+  assertDocumentName(input.docName)
   let user = input.user
   if (!user && input.ctx) {
-    const { defaultResolveUser } = await import('./http/routes.ts')
+    const { defaultResolveUser } = await import('./http/resolve_user.ts')
     const resolve = manager.config.routes.resolveUser ?? defaultResolveUser
     user = (await resolve(input.ctx)) ?? undefined
   }

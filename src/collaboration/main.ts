@@ -1,53 +1,15 @@
 /**
- * Public API of `adonis-atrium/collaboration`. Heavy parts (Yjs, ws, ioredis)
- * load only when the manager is created.
+ * Public API of `adonis-atrium/collaboration`: what `config/collaboration.ts`
+ * and app code use. Heavy parts (Yjs, ws, ioredis) load only when the
+ * manager is created; app code reaches it through
+ * `adonis-atrium/services/collaboration`.
  */
-export {
-  defineConfig,
-  defineCollection,
-  defineDocument,
-  matchDocumentPattern,
-  documentPatternParams,
-} from './define_config.ts'
-export * as errors from './errors.ts'
-export {
-  CollabForbiddenError,
-  CollabAuthorizationError,
-  CollabUnauthorizedError,
-  CollabTokenSecretMissingError,
-} from './errors.ts'
-export {
-  COLLAB_ERROR_EVENT,
-  collaborationEvents,
-  onCollaborationError,
-  setCollaborationLogger,
-  reportCollaborationError,
-} from './observability.ts'
-export {
-  COLLAB_TOKEN_TTL_SECONDS,
-  issueToken,
-  buildWsUrl,
-  signCollabToken,
-  verifyCollabToken,
-  verifySelfHostedToken,
-  signHostedToken,
-  verifyHostedToken,
-  resolveTokenSecret,
-  secretsMatch,
-} from './tokens.ts'
-export { issueCollaborationToken } from './issue.ts'
-export { InMemoryCollaborationStorage } from './storage/memory.ts'
+export { defineConfig, defineCollection, defineDocument } from './define_config.ts'
+export { relationalStorage } from './storage/relational.ts'
 export { FileSystemStorage } from './storage/file_system.ts'
-export {
-  relationalStorage,
-  RelationalCollaborationStorage,
-  createCollaborationTables,
-  dropCollaborationTables,
-  collaborationTableNames,
-} from './storage/relational.ts'
-export { collaborationRoutes, defaultResolveUser, canMutateComment } from './http/routes.ts'
-export type { CollaborationRoutesOptions } from './http/routes.ts'
-export { collaboration } from './current.ts'
-export { CollaborationManager, CollabComments, CLOSE_CODES } from './manager.ts'
-export type { CollabEngine, CollabEngineHost, CollabSession } from './engines/engine.ts'
+export { InMemoryCollaborationStorage } from './storage/memory.ts'
+export * as errors from './errors.ts'
+export { onCollaborationError } from './observability.ts'
+export { CLOSE_CODES } from './manager.ts'
+export type { CollaborationManager } from './manager.ts'
 export type * from './types.ts'

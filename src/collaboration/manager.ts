@@ -4,7 +4,8 @@ import type { Duplex } from 'node:stream'
 import type { WebSocket, WebSocketServer } from 'ws'
 import type { HttpContext } from '@adonisjs/core/http'
 import debug from './debug.ts'
-import { findDocumentDeclaration } from './define_config.ts'
+import { engineOf, findDocumentDeclaration } from './define_config.ts'
+import { issueCollaborationToken, type IssueTokenInput } from './issue.ts'
 import {
   CollabAuthorizationError,
   CollabConfigError,
@@ -166,22 +167,18 @@ export class CollaborationManager {
   }
 
   /**
-   * Builds a manager with the Yjs engine (and Redis presence when `redisUrl`
-   * is set), importing each only when used.
+   * Builds a manager with the Yjs engine (and the Redis presence roster when
+   * `redis` or `redisUrl` is set), importing each only when used.
    */
   static async create(config: CollaborationConfig) {
     const { WebSocketServer } = await import('ws')
     const { YjsEngine } = await import('./engines/yjs/engine.ts')
     let presence: PresenceRoster | undefined
-    if (config.redisUrl) {
-      const { Redis } = await import('ioredis')
+    if (config.redisClient || config.redisUrl) {
       const { PresenceRoster: Roster } = await import('./presence.ts')
-      const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2 })
-      redis.on('error', (error) =>
-        reportCollaborationError({ scope: 'storage', operation: 'presence.redis', error })
-      )
-      presence = new Roster(redis, config.redisPrefix)
-      ;(presence as any).redis = redis
+      presence = config.redisClient
+        ? new Roster(config.redisClient, config.redisPrefix)
+        : await Roster.connect(config.redisUrl!, config.redisPrefix)
     }
     const manager: CollaborationManager = new CollaborationManager(config, {
       presence,
@@ -192,7 +189,7 @@ export class CollaborationManager {
       }),
     })
     manager.#engines.set(
-      'crdt_a',
+      'yjs',
       new YjsEngine({
         storage: config.storage,
         debounce: config.debounce,
@@ -217,6 +214,14 @@ export class CollaborationManager {
       )
     }
     return manager
+  }
+
+  /**
+   * Issues a token outside the routes (for server-rendered pages), checking
+   * the document's rule as the handshake would.
+   */
+  issueToken(input: IssueTokenInput, options: { baseUrl?: string } = {}) {
+    return issueCollaborationToken(this, input, options)
   }
 
   get engine(): CollabEngineName {
@@ -281,14 +286,22 @@ export class CollaborationManager {
     )
   }
 
+  /**
+   * The engine of a document: `engineFor`, else the first matching
+   * pattern's `engine`, else the default; aliases become engine names.
+   */
   async engineFor({ docName }: { docName: string }): Promise<CollabEngineName> {
-    if (this.config.engineFor) {
-      return this.config.engineFor(docName)
+    const chosen = this.config.engineFor
+      ? await this.config.engineFor(docName)
+      : (findDocumentDeclaration(this.config.documents, docName)?.declaration.engine ??
+        this.config.engine)
+    const engine = engineOf(chosen)
+    if (!engine) {
+      throw new CollabConfigError(
+        `"engineFor" in config/collaboration.ts returned ${JSON.stringify(chosen)} for "${docName}", which is not an engine`
+      )
     }
-    return (
-      findDocumentDeclaration(this.config.documents, docName)?.declaration.engine ??
-      this.config.engine
-    )
+    return engine
   }
 
   async #engineOf(docName: string): Promise<CollabEngine | null> {
@@ -299,7 +312,7 @@ export class CollaborationManager {
     const engine = await this.#engineOf(docName)
     if (!engine) {
       // hosted documents live in the worker; the app keeps what the worker posts
-      return this.#engines.get('crdt_a')!
+      return this.#engines.get('yjs')!
     }
     return engine
   }
@@ -656,10 +669,7 @@ export class CollaborationManager {
       setTimeout(() => ws.terminate(), 1000).unref()
     }
     this.#wss?.close()
-    if (this.presence) {
-      await this.presence.close()
-      ;(this.presence as any).redis?.disconnect()
-    }
+    await this.presence?.close()
     await this.config.storage.close?.()
     const failed = results.find((result) => result.status === 'rejected')
     if (failed) {

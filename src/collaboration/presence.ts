@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
+import { importOptional } from '../shared/optional_import.ts'
 import { reportCollaborationError } from './observability.ts'
 import type { PresenceMember } from './types.ts'
 
-const TTL_MS = 30_000
+/** How long a member stays listed without a heartbeat */
+export const PRESENCE_TTL_MS = 30_000
 const HEARTBEAT_MS = 10_000
 
 /**
@@ -18,12 +20,40 @@ export class PresenceRoster {
   #prefix: string
   #local = new Map<string, { docName: string; member: PresenceMember }>()
   #heartbeat?: NodeJS.Timeout
+  #ownsConnection: boolean
+  #now: () => number
 
-  constructor(redis: Redis, prefix: string) {
+  /**
+   * A roster on a connection the app owns (an `@adonisjs/redis` connection):
+   * closing the roster leaves it open.
+   */
+  constructor(
+    redis: Redis,
+    prefix: string,
+    options: { ownsConnection?: boolean; now?: () => number } = {}
+  ) {
     this.#redis = redis
     this.#prefix = prefix
+    this.#ownsConnection = options.ownsConnection ?? false
+    this.#now = options.now ?? Date.now
     this.#heartbeat = setInterval(() => this.#refresh(), HEARTBEAT_MS)
     this.#heartbeat.unref()
+  }
+
+  /**
+   * A roster on its own connection to `url` (the `redisUrl` fallback), closed
+   * with the roster.
+   */
+  static async connect(url: string, prefix: string) {
+    const { Redis: Client } = await importOptional<typeof import('ioredis')>(
+      'ioredis',
+      '"redisUrl" in config/collaboration.ts'
+    )
+    const redis = new Client(url, { maxRetriesPerRequest: 2 })
+    redis.on('error', (error) =>
+      reportCollaborationError({ scope: 'storage', operation: 'presence.redis', error })
+    )
+    return new PresenceRoster(redis, prefix, { ownsConnection: true })
   }
 
   #key(docName: string) {
@@ -47,9 +77,9 @@ export class PresenceRoster {
         .hset(
           key,
           this.#field(connectionId),
-          JSON.stringify({ ...member, expiresAt: Date.now() + TTL_MS })
+          JSON.stringify({ ...member, expiresAt: this.#now() + PRESENCE_TTL_MS })
         )
-        .pexpire(key, TTL_MS * 2)
+        .pexpire(key, PRESENCE_TTL_MS * 2)
         .exec()
     } catch (error) {
       reportCollaborationError({ scope: 'storage', operation: 'presence.join', docName, error })
@@ -77,7 +107,7 @@ export class PresenceRoster {
   async list(docName: string): Promise<PresenceMember[]> {
     const key = this.#key(docName)
     const fields = await this.#redis.hgetall(key)
-    const now = Date.now()
+    const now = this.#now()
     const members = new Map<string, PresenceMember>()
     const expired: string[] = []
     for (const [field, value] of Object.entries(fields)) {
@@ -110,6 +140,9 @@ export class PresenceRoster {
     this.#local.clear()
     for (const [docName, fields] of byDoc) {
       await this.#redis.hdel(this.#key(docName), ...fields).catch(() => {})
+    }
+    if (this.#ownsConnection) {
+      this.#redis.disconnect()
     }
   }
 }

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { assertDocumentName, isValidDocumentName } from './document_name.ts'
 import { CollabForbiddenError, CollabTokenSecretMissingError } from './errors.ts'
 import type {
   CollabConnectionContext,
@@ -79,6 +80,7 @@ export function signCollabToken(
   if (!secret) {
     throw new CollabTokenSecretMissingError()
   }
+  assertDocumentName(payload.docName)
   const exp = payload.exp ?? Math.floor(Date.now() / 1000) + expiresInSeconds
   const body: CollabTokenPayload = { userId: String(payload.userId), docName: payload.docName, exp }
   if (payload.user) {
@@ -100,7 +102,7 @@ export function verifyCollabToken(
   if (!secret) {
     throw new CollabTokenSecretMissingError()
   }
-  if (typeof token !== 'string' || token.length > 8192) {
+  if (typeof token !== 'string' || token.length > 8192 || !isValidDocumentName(expectedDocName)) {
     return null
   }
   const parts = token.split('.')
@@ -131,7 +133,7 @@ export function verifyCollabToken(
 }
 
 /**
- * Verifies a self-hosted (`crdt_a`/`crdt_b`) token with the resolved secret.
+ * Verifies a token of a document this app serves with the resolved secret.
  */
 export function verifySelfHostedToken(
   token: string | undefined | null,
@@ -180,6 +182,11 @@ export function verifyHostedToken(
   return payload.user ? { userId: payload.userId, user: payload.user } : { userId: payload.userId }
 }
 
+/** PartyKit and PartyServer documents live in a room worker, not in this app */
+function isHosted(engine: CollabEngineName) {
+  return engine === 'partykit' || engine === 'partyserver'
+}
+
 /**
  * The WebSocket URL of a document: the upgrade path on the app (absolute when
  * `baseUrl` is given, `http` becoming `ws`), or the room worker's URL for the
@@ -193,7 +200,7 @@ export function buildWsUrl(
   docName: string
 ): string {
   const engine = config.engineName ?? config.engine
-  if ((engine === 'hosted_a' || engine === 'hosted_b') && config.hosted) {
+  if (isHosted(engine) && config.hosted) {
     const host = config.hosted.roomHost.replace(/\/+$/, '')
     const base = /^wss?:\/\//.test(host) ? host : `wss://${host}`
     return `${base}/parties/${config.hosted.party ?? 'main'}/${encodeURIComponent(docName)}`
@@ -227,8 +234,9 @@ export async function issueToken(
   if (!permission?.canRead) {
     throw new CollabForbiddenError(`Reading "${docName}" is not allowed`)
   }
+  assertDocumentName(docName)
   const engine = config.engineName ?? config.engine
-  const hosted = engine === 'hosted_a' || engine === 'hosted_b'
+  const hosted = isHosted(engine)
   const exp = Math.floor(Date.now() / 1000) + COLLAB_TOKEN_TTL_SECONDS
   const payload = {
     userId: String(user.id),

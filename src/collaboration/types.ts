@@ -1,10 +1,18 @@
 import type { HttpContext } from '@adonisjs/core/http'
+import type { ConfigProvider } from '@adonisjs/core/types'
 
 /**
- * Engines a document can run on. `crdt_a` (Yjs) is the default and the one
- * this release serves; the others are declared so configs type-check.
+ * Engines a document can run on. `yjs` is the default and the one this
+ * release serves; naming another one is a boot error until it ships.
  */
-export type CollabEngineName = 'crdt_a' | 'crdt_b' | 'hosted_a' | 'hosted_b'
+export type CollabEngineName = 'yjs' | 'automerge' | 'partykit' | 'partyserver'
+
+/**
+ * What a config may write for an engine: its name, or the neutral alias of
+ * the specification (`crdt_a` is `yjs`, `crdt_b` `automerge`, `hosted_a`
+ * `partykit`, `hosted_b` `partyserver`).
+ */
+export type CollabEngineInput = CollabEngineName | 'crdt_a' | 'crdt_b' | 'hosted_a' | 'hosted_b'
 
 /**
  * Who is connected: carried inside the collaboration token.
@@ -51,7 +59,7 @@ type SegmentName<Segment extends string> = Segment extends `:${string}` ? string
 
 /**
  * What a declaration's `load` may return: the engine's binary state, an
- * engine document object (a `Y.Doc` on `crdt_a`), or nothing.
+ * engine document object (a `Y.Doc` on Yjs), or nothing.
  */
 export type CollabDocumentSeed = Uint8Array | { [key: string]: any } | null | undefined
 
@@ -61,7 +69,7 @@ export type CollabDocumentSeed = Uint8Array | { [key: string]: any } | null | un
 export interface CollabDocumentDeclaration<
   P extends Record<string, string> = Record<string, string>,
 > {
-  engine?: CollabEngineName
+  engine?: CollabEngineInput
   authorize?: (
     ctx: HttpContext | CollabAuthorizeContext,
     input: { docName: string; params: P }
@@ -122,7 +130,7 @@ export interface CollabComment {
 }
 
 export interface CollabVersion {
-  /** UUID on `crdt_a` */
+  /** A UUID */
   id: string
   seq: number
   label: string | null
@@ -187,19 +195,25 @@ export interface CollaborationStorage {
   appendUpdate?(docName: string, update: Uint8Array): Promise<void>
   /** Replaces the stored state with `state` and empties the update log */
   compactDocument?(docName: string, state: Uint8Array): Promise<void>
+  /** Throws, naming the fix, when the storage cannot work (its tables are missing) */
+  assertReady?(): Promise<void>
   /** Releases connections or handles the storage opened */
   close?(): Promise<void>
 }
 
 /**
- * Hosted engines (room workers) the app only signs tokens for.
+ * Hosted engines (room workers) the app only signs tokens for, and the
+ * worker that reads and writes document state through `/state`.
  */
 export interface HostedConfig {
   roomHost: string
   party?: string
   jwtSecret?: string
   fetchTimeoutMs?: number
-  /** Secret the worker sends in `x-collab-worker-secret`; defaults to `jwtSecret` */
+  /**
+   * Secret the worker sends in `x-collab-worker-secret` (COLLAB_WORKER_SECRET).
+   * Required while the routes are on; it must differ from every token secret.
+   */
   workerSecret?: string
 }
 
@@ -219,17 +233,21 @@ export interface CollaborationConfigInput<
     CollabDocumentDeclaration<any>
   >,
 > {
-  engine?: CollabEngineName
-  engineFor?: (docName: string) => CollabEngineName | Promise<CollabEngineName>
+  engine?: CollabEngineInput
+  engineFor?: (docName: string) => CollabEngineInput | Promise<CollabEngineInput>
   documents?: Documents
   authorize?: AuthorizeFn
-  storage?: CollaborationStorage
+  /** A storage, or a factory such as `relationalStorage()` resolved with the app */
+  storage?: CollaborationStorage | ConfigProvider<CollaborationStorage>
   path?: string
   debounce?: number
   /** Longest a busy document waits for a compaction, default 10 × debounce */
   maxWait?: number
   /** Longest an update waits before it is appended to the update log, default 100 ms */
   appendInterval?: number
+  /** Named connection of `@adonisjs/redis` for the presence roster (`'main'`) */
+  redis?: string
+  /** Redis URL for the presence roster, for apps without `@adonisjs/redis` */
   redisUrl?: string
   /** Prefix of the presence keys in Redis, default `atrium:collab:` */
   redisPrefix?: string
@@ -249,7 +267,7 @@ export interface CollaborationConfig<
   >,
 > {
   engine: CollabEngineName
-  engineFor?: (docName: string) => CollabEngineName | Promise<CollabEngineName>
+  engineFor?: (docName: string) => CollabEngineInput | Promise<CollabEngineInput>
   documents: Documents
   authorize?: AuthorizeFn
   storage: CollaborationStorage
@@ -259,7 +277,10 @@ export interface CollaborationConfig<
   debounce: number
   maxWait: number
   appendInterval: number
+  redis?: string
   redisUrl?: string
+  /** The ioredis client of the `redis` connection, resolved from the container */
+  redisClient?: PresenceRedisClient
   redisPrefix: string
   tokenSecret?: string
   hosted?: Required<Pick<HostedConfig, 'roomHost' | 'party' | 'fetchTimeoutMs'>> &
@@ -271,17 +292,19 @@ export interface CollaborationConfig<
 }
 
 /**
- * Union of the document patterns a config declares.
+ * The Redis commands the presence roster sends (an ioredis client fits).
  */
-export type InferCollabDocumentNames<Config> =
-  Config extends CollaborationConfig<infer Documents>
-    ? Extract<keyof Documents, string>
-    : Config extends CollaborationConfigInput<infer Documents>
-      ? Extract<keyof Documents, string>
-      : string
+export type PresenceRedisClient = import('ioredis').Redis
 
 /**
- * What `GET /token` and `issueCollaborationToken` return.
+ * Union of the document patterns a config declares.
+ */
+export type InferCollabDocumentNames<Config> = Config extends { documents: infer Documents }
+  ? Extract<keyof Documents, string>
+  : string
+
+/**
+ * What `GET /token` and `collaboration.issueToken()` return.
  */
 export interface CollabTokenInfo {
   token: string

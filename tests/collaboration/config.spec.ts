@@ -1,10 +1,11 @@
 /* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { test } from '@japa/runner'
+import { createHmac } from 'node:crypto'
 import {
   defineCollection,
-  defineConfig,
   documentPatternParams,
   matchDocumentPattern,
+  normalizeConfig,
 } from '../../src/collaboration/define_config.ts'
 import {
   buildWsUrl,
@@ -29,9 +30,9 @@ import {
 import { allow, setupCollabApp } from './helpers.ts'
 
 test.group('Collaboration config and patterns', () => {
-  test('defineConfig fills every default', ({ assert }) => {
-    const config = defineConfig()
-    assert.equal(config.engine, 'crdt_a')
+  test('the config fills every default', ({ assert }) => {
+    const config = normalizeConfig()
+    assert.equal(config.engine, 'yjs')
     assert.equal(config.path, '/collaboration')
     assert.equal(config.debounce, 2000)
     assert.isTrue(config.storageIsDefault)
@@ -42,7 +43,7 @@ test.group('Collaboration config and patterns', () => {
       resolveUser: undefined,
     })
     assert.isUndefined(config.redisUrl)
-    const hosted = defineConfig({ engine: 'hosted_a', hosted: { roomHost: 'rooms.example.com' } })
+    const hosted = normalizeConfig({ hosted: { roomHost: 'rooms.example.com' } })
     assert.deepEqual(hosted.hosted, {
       roomHost: 'rooms.example.com',
       party: 'main',
@@ -52,12 +53,32 @@ test.group('Collaboration config and patterns', () => {
     })
   })
 
-  test('defineConfig names the option and the fix', ({ assert }) => {
-    assert.throws(() => defineConfig({ engine: 'crdt_z' as any }), /Invalid "engine".*crdt_a/)
-    assert.throws(() => defineConfig({ debounce: -1 }), /Invalid "debounce"/)
-    assert.throws(() => defineConfig({ path: 'collab' }), /Invalid "path"/)
-    assert.throws(() => defineConfig({ engine: 'hosted_b' }), /Missing "hosted.roomHost"/)
-    assert.throws(() => defineConfig({ documents: { '/bad/:id': {} } }), /Invalid document pattern/)
+  test('the config names the option and the fix', ({ assert }) => {
+    assert.throws(() => normalizeConfig({ engine: 'crdt_z' as any }), /Invalid "engine".*"yjs"/)
+    assert.throws(() => normalizeConfig({ debounce: -1 }), /Invalid "debounce"/)
+    assert.throws(() => normalizeConfig({ path: 'collab' }), /Invalid "path"/)
+    assert.throws(
+      () => normalizeConfig({ documents: { '/bad/:id': {} } }),
+      /Invalid document pattern/
+    )
+  })
+
+  test('engines have their real names; the neutral aliases still read', ({ assert }) => {
+    assert.equal(normalizeConfig({ engine: 'crdt_a' }).engine, 'yjs')
+    assert.equal(normalizeConfig({ engine: 'yjs' }).engine, 'yjs')
+  })
+
+  test('an engine this release does not serve is refused, naming the served ones', ({ assert }) => {
+    for (const engine of ['automerge', 'partykit', 'partyserver', 'crdt_b', 'hosted_a']) {
+      assert.throws(
+        () => normalizeConfig({ engine: engine as any }),
+        /Invalid "engine" in config\/collaboration.ts: the "\w+" engine is not served by this release. Use "yjs"/
+      )
+    }
+    assert.throws(
+      () => normalizeConfig({ documents: { 'a/:id': { engine: 'automerge' } } }),
+      /Invalid "documents\["a\/:id"\].engine".*not served.*"yjs"/
+    )
   })
 
   test('patterns match by segment and extract params', ({ assert }) => {
@@ -128,19 +149,32 @@ test.group('Collaboration tokens', () => {
     assert.throws(() => resolveTokenSecret(), /No collaboration token secret/)
     assert.throws(() => verifySelfHostedToken('x.y.z', 'a/1'), /No collaboration token secret/)
     await assert.rejects(
-      () => issueToken(defineConfig(), { id: 1 }, 'a/1', allow),
+      () => issueToken(normalizeConfig(), { id: 1 }, 'a/1', allow),
       /No collaboration token secret/
     )
     configureTokenSecrets({ appKey: 'app-key' })
     const derived = resolveTokenSecret()
     assert.notEqual(derived, 'app-key')
+    // stable: the same key gives the same secret, on every instance and after a restart
+    configureTokenSecrets({ appKey: 'app-key' })
+    assert.equal(resolveTokenSecret(), derived)
+    assert.equal(
+      derived,
+      createHmac('sha256', 'app-key').update('atrium:collaboration:token').digest('hex')
+    )
+    // and verification uses it: a token signed with it verifies without an explicit secret
+    const token = signCollabToken({ userId: 'u1', docName: 'a/1' }, derived)
+    assert.deepEqual(verifySelfHostedToken(token, 'a/1'), { userId: 'u1' })
+    assert.isNull(
+      verifySelfHostedToken(signCollabToken({ userId: 'u1', docName: 'a/1' }, 'app-key'), 'a/1')
+    )
     configureTokenSecrets({ appKey: 'app-key', tokenSecret: 'from-config' })
     assert.equal(resolveTokenSecret(), 'from-config')
     assert.equal(resolveTokenSecret('explicit'), 'explicit')
   })
 
   test('issueToken refuses without an authorize rule or on a denial', async ({ assert }) => {
-    const config = { ...defineConfig({ tokenSecret: 'k' }), baseUrl: 'https://app.test' }
+    const config = { ...normalizeConfig({ tokenSecret: 'k' }), baseUrl: 'https://app.test' }
     await assert.rejects(() => issueToken(config, { id: 1 }, 'a/1'), /No authorize rule/)
     await assert.rejects(
       () => issueToken(config, { id: 1 }, 'a/1', { ...allow, canRead: false }),
@@ -148,26 +182,33 @@ test.group('Collaboration tokens', () => {
     )
     const info = await issueToken(config, { id: 1 }, 'a/1', () => allow)
     assert.equal(info.wsUrl, 'wss://app.test/collaboration/a/1')
-    assert.equal(buildWsUrl(defineConfig(), 'a b/1'), '/collaboration/a%20b/1')
+    assert.equal(buildWsUrl(normalizeConfig(), 'a b/1'), '/collaboration/a%20b/1')
     assert.equal(
-      buildWsUrl(defineConfig({ engine: 'hosted_a', hosted: { roomHost: 'rooms.test' } }), 'a/1'),
+      buildWsUrl(
+        { ...normalizeConfig({ hosted: { roomHost: 'rooms.test' } }), engineName: 'partykit' },
+        'a/1'
+      ),
       'wss://rooms.test/parties/main/a%2F1'
     )
   })
 
-  test('issueCollaborationToken throws Unauthorized without a user and Forbidden on a denial', async ({
+  test('collaboration.issueToken throws Unauthorized without a user and Forbidden on a denial', async ({
     assert,
   }) => {
     const { manager } = await setupCollabApp({
       authorize: (_ctx, docName) => ({ ...allow, canRead: docName !== 'secret/1' }),
     })
-    await assert.rejects(() => issueCollaborationToken({ docName: 'a/1' }), /Sign in/)
+    await assert.rejects(() => manager.issueToken({ docName: 'a/1' }), /Sign in/)
     await assert.rejects(
-      () => issueCollaborationToken({ docName: 'secret/1', user: { id: 1 } }),
+      () => manager.issueToken({ docName: 'secret/1', user: { id: 1 } }),
       /not allowed/
     )
-    const info = await issueCollaborationToken({ docName: 'a/1', user: { id: 1 } }, { manager })
-    assert.equal(info.engine, 'crdt_a')
+    await assert.rejects(
+      () => issueCollaborationToken(manager, { docName: '../x', user: { id: 1 } }),
+      /Invalid document name/
+    )
+    const info = await manager.issueToken({ docName: 'a/1', user: { id: 1 } })
+    assert.equal(info.engine, 'yjs')
   })
 
   test('secretsMatch compares in constant time and refuses missing values', ({ assert }) => {

@@ -22,7 +22,7 @@ test.group('Collaboration configure', () => {
       await command.exec()
       assert.equal(command.exitCode, 0, command.error?.message)
     }
-    await assert.fileContains('config/collaboration.ts', "engine: 'crdt_a'")
+    await assert.fileContains('config/collaboration.ts', "engine: 'yjs'")
     await assert.fileContains('config/collaboration.ts', 'relationalStorage()')
     await assert.fileContains('adonisrc.ts', 'adonis-atrium/providers/collaboration_provider')
     await assert.fileContains('start/env.ts', 'COLLAB_TOKEN_SECRET')
@@ -34,40 +34,81 @@ test.group('Collaboration configure', () => {
     assert.equal(rc.split('collaboration_provider').length - 1, 1)
   })
 
-  test('collaboration:init --engine=hosted_a publishes the hosted config', async ({
+  test('collaboration:init refuses an engine this release does not serve, without a prompt', async ({
     assert,
     fs,
   }) => {
     const ace = await setupConsoleApp(fs)
-    const command = await ace.create(CollaborationInit, ['--engine=hosted_a', '--no-install'])
+    for (const engine of ['automerge', 'hosted_a', 'partyserver', 'crdt_z']) {
+      const command = await ace.create(CollaborationInit, [`--engine=${engine}`, '--no-install'])
+      await command.exec()
+      assert.equal(command.exitCode, 1, engine)
+      assert.match(command.logger.getLogs().at(-1)!.message, /Use --engine=yjs/)
+    }
+    await assert.fileNotExists('config/collaboration.ts')
+    // no --install/--no-install and no terminal: the packages are listed, not installed
+    const command = await ace.create(CollaborationInit, ['--engine=crdt_a'])
     await command.exec()
     assert.equal(command.exitCode, 0, command.error?.message)
-    await assert.fileContains('config/collaboration.ts', "engine: 'hosted_a'")
-    await assert.fileContains('config/collaboration.ts', 'COLLAB_ROOM_HOST')
-    const wrong = await ace.create(CollaborationInit, ['--engine=crdt_z', '--no-install'])
-    await wrong.exec()
-    assert.equal(wrong.exitCode, 1)
+    await assert.fileContains('config/collaboration.ts', "engine: 'yjs'")
   })
 
-  test('make:collab-document writes a declaration with its spaces and anchors', async ({
+  test('make:collab-document writes a collection that denies until its rule is written, and registers it', async ({
     assert,
     fs,
   }) => {
     const ace = await setupConsoleApp(fs)
-    const command = await ace.create(MakeCollabDocument, [
-      'meeting_notes',
-      '--spaces=review,notes',
-      '--anchors=text-range,timestamp',
-    ])
+    const init = await ace.create(CollaborationInit, ['--no-install'])
+    await init.exec()
+    const command = await ace.create(MakeCollabDocument, ['meeting_notes'])
     await command.exec()
     assert.equal(command.exitCode, 0, command.error?.message)
     const file = 'app/collaboration/meeting_notes_document.ts'
-    await assert.fileContains(file, 'export const meetingNotesDocument = defineDocument')
-    await assert.fileContains(file, '["review","notes"] as const')
-    await assert.fileContains(file, '["text-range","timestamp"]')
-    await assert.fileContains(file, "'meeting_notes/:id'")
-    const bad = await ace.create(MakeCollabDocument, ['x', '--anchors=circle'])
+    const source = await fs.contents(file)
+    assert.include(
+      source,
+      "export const meetingNotesDocuments = defineCollection('meeting_notes', {"
+    )
+    assert.include(source, 'return { canRead: false, canWrite: false, canComment: false }')
+    assert.notInclude(source, 'Spaces')
+    assert.isTrue(source.endsWith('})\n'))
+    assert.notMatch(source, /;\n/)
+
+    const config = await fs.contents('config/collaboration.ts')
+    assert.include(
+      config,
+      "import { meetingNotesDocuments } from '../app/collaboration/meeting_notes_document.js'"
+    )
+    assert.match(config, /documents: \{\s*\.\.\.meetingNotesDocuments,?\s*\}/)
+    assert.notMatch(config, /;\n/)
+
+    // a second run registers nothing twice
+    const again = await ace.create(MakeCollabDocument, ['meeting_notes', '--force'])
+    await again.exec()
+    assert.equal(
+      (await fs.contents('config/collaboration.ts')).split('...meetingNotesDocuments').length,
+      2
+    )
+
+    const bad = await ace.create(MakeCollabDocument, ['../x'])
     await bad.exec()
     assert.equal(bad.exitCode, 1)
+  })
+
+  test('make:collab-document prints what to add when the config is not the published shape', async ({
+    assert,
+    fs,
+  }) => {
+    const ace = await setupConsoleApp(fs)
+    await fs.create('config/collaboration.ts', 'export default {}\n')
+    const command = await ace.create(MakeCollabDocument, ['notes'])
+    await command.exec()
+    assert.equal(command.exitCode, 0, command.error?.message)
+    assert.equal(await fs.contents('config/collaboration.ts'), 'export default {}\n')
+    const logs = command.logger
+      .getLogs()
+      .map(({ message }) => message)
+      .join('\n')
+    assert.include(logs, "import { notesDocuments } from '../app/collaboration/notes_document.js'")
   })
 })

@@ -2,6 +2,7 @@ import * as Y from 'yjs'
 import { WebSocket } from 'ws'
 import { WebsocketProvider } from 'y-websocket'
 import { getActiveTest } from '@japa/runner'
+import type { ApplicationService } from '@adonisjs/core/types'
 import { setupApp } from '../helpers.ts'
 import { defineConfig } from '../../src/collaboration/define_config.ts'
 import { signCollabToken } from '../../src/collaboration/tokens.ts'
@@ -23,10 +24,25 @@ export const allow = { canRead: true, canWrite: true, canComment: true }
  */
 export async function setupCollabApp(
   config: CollaborationConfigInput<any> = {},
-  options: { database?: boolean } = {}
+  options: { database?: boolean; bindings?: Record<string, unknown> } = {}
 ) {
+  const bindings = options.bindings ?? {}
   const testApp = await setupApp({
-    providers: [() => import('../../providers/collaboration_provider.ts')],
+    providers: [
+      // values the app's own providers would bind (an @adonisjs/redis manager)
+      async () => ({
+        default: class {
+          constructor(protected app: ApplicationService) {}
+          register() {
+            for (const [key, value] of Object.entries(bindings)) {
+              this.app.container.bindValue(key as any, value as any)
+            }
+          }
+        },
+      }),
+      () => import('./fixtures/exception_handler_provider.ts'),
+      () => import('../../providers/collaboration_provider.ts'),
+    ],
     database: options.database,
     config: {
       collaboration: defineConfig({

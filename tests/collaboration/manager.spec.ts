@@ -1,15 +1,34 @@
 /* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { test } from '@japa/runner'
 import * as Y from 'yjs'
-import { collaboration } from '../../src/collaboration/current.ts'
 import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
 import { connectClient, setupCollabApp, waitFor } from './helpers.ts'
 
 test.group('Collaboration manager', () => {
-  test('collaboration.current throws before the app has booted', async ({ assert }) => {
-    assert.throws(() => collaboration.current, /before the app booted/)
+  test('the service exports the atrium.collaboration binding once the app has booted', async ({
+    assert,
+  }) => {
     const { manager } = await setupCollabApp()
-    assert.strictEqual(collaboration.current, manager)
+    const { default: collaboration } = await import('../../services/collaboration.ts')
+    assert.strictEqual(collaboration, manager)
+  })
+
+  test('engineFor: engineFor first, then the pattern, then the default; aliases read as names', async ({
+    assert,
+  }) => {
+    const { manager } = await setupCollabApp({
+      documents: { 'pinned/:id': { engine: 'crdt_a' } },
+    })
+    assert.equal(await manager.engineFor({ docName: 'pinned/1' }), 'yjs')
+    assert.equal(await manager.engineFor({ docName: 'other/1' }), 'yjs')
+    const routed = await setupCollabApp({
+      engineFor: (docName) => (docName.startsWith('crdt/') ? 'crdt_a' : ('nothing' as any)),
+    })
+    assert.equal(await routed.manager.engineFor({ docName: 'crdt/1' }), 'yjs')
+    await assert.rejects(
+      () => routed.manager.engineFor({ docName: 'x/1' }),
+      /"engineFor" in config\/collaboration.ts returned "nothing" for "x\/1"/
+    )
   })
 
   test('restoring a version after deletions brings the deleted content back as new changes', async ({

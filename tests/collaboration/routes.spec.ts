@@ -4,6 +4,7 @@ import * as Y from 'yjs'
 import type { HttpContext } from '@adonisjs/core/http'
 import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
 import { verifyCollabToken } from '../../src/collaboration/tokens.ts'
+import type { CollaborationConfigInput } from '../../src/collaboration/types.ts'
 import { SECRET, connectClient, setupCollabApp } from './helpers.ts'
 
 const permissions: Record<string, { canRead: boolean; canWrite: boolean; canComment: boolean }> = {
@@ -13,11 +14,14 @@ const permissions: Record<string, { canRead: boolean; canWrite: boolean; canComm
   nobody: { canRead: false, canWrite: false, canComment: false },
 }
 
-async function setupRoutesApp() {
+const WORKER_SECRET = 'room-worker-secret'
+
+async function setupRoutesApp(extra: CollaborationConfigInput = {}) {
   const storage = new InMemoryCollaborationStorage()
   const app = await setupCollabApp({
     storage,
-    hosted: undefined,
+    hosted: { roomHost: 'rooms.test', workerSecret: WORKER_SECRET },
+    ...extra,
     routes: {
       resolveUser: (ctx: HttpContext) => {
         const id = ctx.request.header('x-user')
@@ -63,11 +67,11 @@ test.group('Collaboration routes', () => {
     const { call } = await setupRoutesApp()
     const anonymous = await call('GET', '/token?doc=notes/1')
     assert.equal(anonymous.status, 401)
-    assert.equal((await anonymous.json()).error.code, 'E_COLLAB_UNAUTHORIZED')
+    assert.equal((await anonymous.json()).errors[0].code, 'E_COLLAB_UNAUTHORIZED')
     assert.equal((await call('GET', '/token?doc=notes/1', 'nobody')).status, 403)
     const broken = await call('GET', '/token?doc=notes/1', 'broken')
     assert.equal(broken.status, 503)
-    assert.equal((await broken.json()).error.code, 'E_COLLAB_AUTHORIZATION_FAILED')
+    assert.equal((await broken.json()).errors[0].code, 'E_COLLAB_AUTHORIZATION_FAILED')
     assert.equal((await call('GET', '/token', 'writer')).status, 422)
   })
 
@@ -76,7 +80,7 @@ test.group('Collaboration routes', () => {
     const response = await call('GET', '/token?doc=notes/1', 'writer')
     assert.equal(response.status, 200)
     const info = await response.json()
-    assert.equal(info.engine, 'crdt_a')
+    assert.equal(info.engine, 'yjs')
     assert.equal(info.wsUrl, `${url.replace('http', 'ws')}/collaboration/notes/1`)
     assert.isAbove(Date.parse(info.expiresAt), Date.now() + 290_000)
     const payload = verifyCollabToken(info.token, SECRET, 'notes/1')
@@ -138,7 +142,7 @@ test.group('Collaboration routes', () => {
       body: 'hi',
     })
     assert.equal(badAnchor.status, 422)
-    assert.include((await badAnchor.json()).error.message, 'anchor')
+    assert.include((await badAnchor.json()).errors[0].message, 'anchor')
     const noBody = await call('POST', '/comments', 'writer', {
       docName: 'd/1',
       space: 'main',
@@ -207,15 +211,20 @@ test.group('Collaboration routes', () => {
       'x-collab-worker-secret': 'guess',
     })
     assert.equal(bad.status, 403)
-    const good = await call('POST', '/state?doc=w/1', undefined, state, {
+    const tokenSecret = await call('POST', '/state?doc=w/1', undefined, state, {
       ...headers,
       'x-collab-worker-secret': SECRET,
+    })
+    assert.equal(tokenSecret.status, 403)
+    const good = await call('POST', '/state?doc=w/1', undefined, state, {
+      ...headers,
+      'x-collab-worker-secret': WORKER_SECRET,
     })
     assert.equal(good.status, 204)
     assert.equal(await manager.getDocumentText({ docName: 'w/1' }), 'from the worker ✓ ')
 
     const read = await call('GET', '/state?doc=w/1', undefined, undefined, {
-      'x-collab-worker-secret': SECRET,
+      'x-collab-worker-secret': WORKER_SECRET,
     })
     assert.equal(read.headers.get('content-type'), 'application/octet-stream')
     const copy = new Y.Doc()

@@ -4,11 +4,9 @@ import * as Y from 'yjs'
 import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
 import { onCollaborationError } from '../../src/collaboration/observability.ts'
 import { CLOSE_CODES } from '../../src/collaboration/manager.ts'
-import {
-  createCollaborationTables,
-  dropCollaborationTables,
-  relationalStorage,
-} from '../../src/collaboration/storage/relational.ts'
+import { relationalStorage } from '../../src/collaboration/storage/relational.ts'
+import { createDatabase } from '../helpers.ts'
+import { dropStubTables, migrateStubs } from '../migration_stubs.ts'
 import {
   allow,
   closeOf,
@@ -41,14 +39,13 @@ test.group('Collaboration server (y-websocket clients)', () => {
   test('an edit reaches the relational update log long before the debounce compacts it', async ({
     assert,
   }) => {
-    const storage = relationalStorage()
-    const { wsBase, app, close } = await setupCollabApp(
-      { storage, debounce: 60_000 },
+    const db = await createDatabase()
+    await migrateStubs(db, 'collaboration')
+    const { wsBase, manager, close } = await setupCollabApp(
+      { storage: relationalStorage(), debounce: 60_000 },
       { database: true }
     )
-    const db = await app.container.make('lucid.db')
-    await dropCollaborationTables(db.connection())
-    await createCollaborationTables(db.connection())
+    const storage = manager.config.storage
     const client = connectClient(wsBase, 'notes/sql')
     await client.synced
     client.text.insert(0, 'logged row')
@@ -62,8 +59,7 @@ test.group('Collaboration server (y-websocket clients)', () => {
     await waitFor(async () => (await storage.loadDocument('notes/sql'))?.updates?.length === 0)
     assert.equal(await storedText(storage, 'notes/sql'), 'logged row')
     await close()
-    const cleanupDb = (await import('../helpers.ts')).createDatabase
-    await dropCollaborationTables((await cleanupDb()).connection())
+    await dropStubTables(db, 'collaboration')
   })
 
   test('stopping the app with clients connected closes their sockets and saves pending edits', async ({

@@ -1,13 +1,10 @@
 /* eslint-disable @unicorn/no-await-expression-member -- tests read responses inline */
 import { getActiveTest, test } from '@japa/runner'
 import { createDatabase } from '../helpers.ts'
+import { dropStubTables, migrateStubs } from '../migration_stubs.ts'
 import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
 import { FileSystemStorage } from '../../src/collaboration/storage/file_system.ts'
-import {
-  createCollaborationTables,
-  dropCollaborationTables,
-  relationalStorage,
-} from '../../src/collaboration/storage/relational.ts'
+import { relationalStorage } from '../../src/collaboration/storage/relational.ts'
 import type { CollabComment, CollaborationStorage } from '../../src/collaboration/types.ts'
 
 type Factory = (context: { fs: { basePath: string } }) => Promise<CollaborationStorage>
@@ -17,9 +14,8 @@ const factories: Record<string, Factory> = {
   'file system': async ({ fs }) => new FileSystemStorage(fs.basePath),
   'relational': async () => {
     const db = await createDatabase()
-    await dropCollaborationTables(db.connection())
-    await createCollaborationTables(db.connection())
-    getActiveTest()!.cleanup(() => dropCollaborationTables(db.connection()))
+    await migrateStubs(db, 'collaboration')
+    getActiveTest()!.cleanup(() => dropStubTables(db, 'collaboration'))
     return relationalStorage({ db })
   },
 }
@@ -160,6 +156,58 @@ for (const [name, factory] of Object.entries(factories)) {
       await storage.deleteComment('doc/1', 'c1')
       assert.isNull(await storage.getComment!('doc/1', 'c1'))
       assert.lengthOf(await storage.listComments('doc/2'), 0)
+    })
+
+    test('a value longer than its column is refused whole, never cut; long comments keep every byte', async (context) => {
+      const { assert } = context
+      const storage = await factory(context as any)
+      const version = {
+        id: 'v1',
+        seq: 1,
+        label: 'l'.repeat(256),
+        createdBy: 'u1',
+        createdAt: new Date().toISOString(),
+      }
+      if (name === 'relational') {
+        await assert.rejects(
+          () => storage.saveVersion('doc/1', version, bytes(1)),
+          /Cannot store collab_versions.label: the value is longer than the column holds \(255 characters\)/
+        )
+        assert.deepEqual(await storage.listVersions('doc/1'), [])
+        await assert.rejects(
+          () =>
+            storage.saveComment('doc/1', {
+              ...comment('c1', 's'.repeat(300), '2026-01-01'),
+              id: 'c1',
+            }),
+          /collab_comments.space/
+        )
+      } else {
+        await storage.saveVersion('doc/1', version, bytes(1))
+        assert.equal((await storage.listVersions('doc/1'))[0].label, version.label)
+      }
+      // 20,000 four-byte characters: 80,000 bytes, more than a MySQL "text" holds
+      const body = '😀'.repeat(20_000)
+      await storage.saveComment('doc/1', { ...comment('c2', 'review', '2026-01-02'), body })
+      assert.equal((await storage.getComment!('doc/1', 'c2'))!.body, body)
+    })
+
+    test('every write rejects when the document name is invalid', async (context) => {
+      const { assert } = context
+      const storage = await factory(context as any)
+      for (const write of [
+        () => storage.saveDocument('..', bytes(1)),
+        () => storage.appendUpdate!('a/../b', bytes(1)),
+        () => storage.saveComment('.', comment('c1', 'review', '2026-01-01')),
+        () =>
+          storage.saveVersion(
+            '',
+            { id: 'v', seq: 1, label: null, createdBy: null, createdAt: '' },
+            bytes(1)
+          ),
+      ]) {
+        await assert.rejects(write, /Invalid document name/)
+      }
     })
   })
 }

@@ -11,12 +11,12 @@ const server = createServer((_request, response) => response.end('ok'))
 let openDocuments: () => number = () => -1
 
 if (kind === 'atrium') {
-  const { defineConfig } = await import('../../../src/collaboration/define_config.ts')
+  const { normalizeConfig } = await import('../../../src/collaboration/define_config.ts')
   const { CollaborationManager } = await import('../../../src/collaboration/manager.ts')
   const { InMemoryCollaborationStorage } =
     await import('../../../src/collaboration/storage/memory.ts')
   const manager = await CollaborationManager.create(
-    defineConfig({
+    normalizeConfig({
       tokenSecret: 'bench-secret',
       // the memory scenario runs without storage, as the anchors keep none; the
       // others keep the in-memory storage and its update log, a conservative load

@@ -1,10 +1,11 @@
 import env from '../start/env.ts'
 import { defineConfig, relationalStorage } from 'adonis-atrium/collaboration'
+import { announceWrites } from '../features/collaboration_changes.ts'
 
 /**
  * The demo edits documents under "demo/:id"; anyone may read, write and
  * comment. The REST routes take the user from the x-demo-user header (the
- * demo has no login).
+ * demo has no login); the page fetches a token for each connection.
  */
 export default defineConfig({
   documents: {
@@ -15,6 +16,8 @@ export default defineConfig({
   storage: relationalStorage(),
   tokenSecret: env.get('COLLAB_TOKEN_SECRET'),
   routes: {
+    // tells the open pages when comments or versions change
+    middleware: [announceWrites],
     resolveUser: (ctx) => {
       const id = ctx.request.header('x-demo-user')
       return id ? { id, name: id } : null

@@ -1,22 +1,41 @@
 import type { DemoFeature } from './main.ts'
 import { layout } from './layout.ts'
 import { importMap, readModule } from './browser_modules.ts'
+import { streamChanges } from './collaboration_changes.ts'
 
 const ASSETS = '/collaboration-demo/modules/'
 
 /**
  * Script of the page: a textarea bound to a Y.Text through y-websocket,
- * peers from awareness, and comments and versions through the REST routes.
+ * peers from awareness, and comments and versions through the REST routes,
+ * reloaded when the server announces a change.
+ * Each connection gets a fresh token: a token is checked when a socket opens
+ * and lives 300 s, and y-websocket gives up after a 44xx close.
  */
-const script = (user: string, docName: string, token: string, wsBase: string) => `
+const script = (user: string, docName: string, wsBase: string) => `
 import * as Y from 'yjs'
 import { WebsocketProvider } from 'y-websocket'
 
 const user = ${JSON.stringify(user)}
 const docName = ${JSON.stringify(docName)}
+const freshToken = async () => {
+  const response = await fetch('/collaboration/token?doc=' + encodeURIComponent(docName), {
+    headers: { 'x-demo-user': user },
+  })
+  return (await response.json()).token
+}
 const doc = new Y.Doc()
 const provider = new WebsocketProvider(${JSON.stringify(wsBase)}, docName, doc, {
-  params: { token: ${JSON.stringify(token)} },
+  params: { token: await freshToken() },
+})
+provider.on('connection-close', async () => {
+  provider.params.token = await freshToken()
+})
+provider.on('closed', async ({ code }) => {
+  if (code === 4401) {
+    provider.params.token = await freshToken()
+    provider.connect()
+  }
 })
 const text = doc.getText('content')
 const area = document.querySelector('#editor')
@@ -70,7 +89,7 @@ const api = async (method, path, body) => {
     headers: { 'x-demo-user': user, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   })
-  if (!response.ok) throw new Error((await response.json()).error?.message ?? response.status)
+  if (!response.ok) throw new Error((await response.json()).errors?.[0]?.message ?? response.status)
   return response.status === 204 ? null : response.json()
 }
 const escape = (value) => String(value).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c])
@@ -119,7 +138,9 @@ document.querySelector('#versions').addEventListener('click', async (event) => {
   await api('POST', '/versions/restore', { docName, versionId })
   loadVersions()
 })
-setInterval(() => { loadComments(); loadVersions() }, 3000)
+// the server tells this page when another one changes comments or versions
+const changes = new EventSource('/collaboration-demo/changes?doc=' + encodeURIComponent(docName))
+changes.onmessage = ({ data }) => (data === 'comments' ? loadComments() : loadVersions())
 loadComments()
 loadVersions()
 `
@@ -141,17 +162,15 @@ export const collaboration: DemoFeature = {
       return source
     })
 
+    router.get('/collaboration-demo/changes', streamChanges)
+
     router.get('/collaboration-demo', async ({ request, response }) => {
-      const { issueCollaborationToken } = await import('adonis-atrium/collaboration')
       const user =
         String(request.qs().user ?? 'alice')
           .replace(/[^\w-]/g, '')
           .slice(0, 20) || 'alice'
       const docName = 'demo/notes'
-      const info = await issueCollaborationToken(
-        { docName, user: { id: user, name: user } },
-        { baseUrl: `${request.protocol()}://${request.host()}` }
-      )
+      const wsBase = `${request.protocol() === 'https' ? 'wss' : 'ws'}://${request.host()}/collaboration`
       const map = await importMap(['yjs', 'y-websocket'], ASSETS)
       const other = user === 'alice' ? 'bob' : 'alice'
       response.header('content-type', 'text/html; charset=utf-8')
@@ -169,7 +188,7 @@ export const collaboration: DemoFeature = {
             <form id="version-form"><input name="label" placeholder="Version label"> <button>Save version</button></form>
             <ul id="versions"></ul></section>
         </div>
-        <script type="module">${script(user, docName, info.token, info.wsUrl.slice(0, -docName.length - 1))}</script>`,
+        <script type="module">${script(user, docName, wsBase)}</script>`,
         `<script type="importmap">${JSON.stringify({ imports: map })}</script>
         <style>
           #editor { width: 100%; font: 14px/1.5 ui-monospace, monospace; padding: .5rem; box-sizing: border-box; }

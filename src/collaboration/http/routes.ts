@@ -1,60 +1,34 @@
 import type { Router } from '@adonisjs/core/http'
 import type { HttpContext } from '@adonisjs/core/http'
-import { collaboration } from '../current.ts'
 import {
   CollabAuthorizationError,
+  CollabBodyTooLargeError,
   CollabForbiddenError,
   CollabNotFoundError,
   CollabUnauthorizedError,
   CollabValidationError,
 } from '../errors.ts'
 import type { CollaborationManager } from '../manager.ts'
-import { issueToken, resolveTokenSecret, secretsMatch } from '../tokens.ts'
+import { issueToken, secretsMatch } from '../tokens.ts'
 import type {
   AuthorizeFn,
   CollabComment,
-  CollabEngineName,
   CollabPermission,
   CollabUser,
-  HostedConfig,
   ResolveUserFn,
 } from '../types.ts'
+import { defaultResolveUser } from './resolve_user.ts'
+import { validate } from './validators.ts'
 
 /**
  * Options of `collaborationRoutes`; each falls back to the manager's config.
  */
 export interface CollaborationRoutesOptions {
+  manager: CollaborationManager | (() => CollaborationManager | Promise<CollaborationManager>)
   prefix?: string
   middleware?: any[]
   resolveUser?: ResolveUserFn
   authorize?: AuthorizeFn
-  manager?: CollaborationManager | (() => CollaborationManager | Promise<CollaborationManager>)
-  engine?: CollabEngineName
-  path?: string
-  hosted?: Partial<Pick<HostedConfig, 'roomHost' | 'jwtSecret' | 'party'>>
-}
-
-/**
- * The default `resolveUser`: `ctx.auth.check()` then `ctx.auth.user`
- * (needs `@adonisjs/auth`); null when nobody is signed in.
- */
-export const defaultResolveUser: ResolveUserFn = async (ctx) => {
-  const auth = (ctx as any).auth
-  if (!auth || typeof auth.check !== 'function') {
-    return null
-  }
-  if (!(await auth.check())) {
-    return null
-  }
-  const user = auth.user
-  if (!user) {
-    return null
-  }
-  return {
-    id: user.id,
-    name: user.fullName ?? user.name ?? user.email ?? null,
-    avatarUrl: user.avatarUrl ?? null,
-  }
 }
 
 /**
@@ -72,99 +46,10 @@ export function canMutateComment({
   return comment.userId === String(userId) || permission.canWrite === true
 }
 
-const ANCHOR_KINDS = ['text-range', 'canvas-object', 'timestamp'] as const
-const MAX_BODY_BYTES = 64 * 1024 * 1024
-const MAX_JSON_BYTES = 1024 * 1024
-
-let validators: ReturnType<typeof buildValidators> | undefined
-
-async function buildValidators() {
-  const { default: vine } = await import('@vinejs/vine')
-  const docName = () => vine.string().trim().minLength(1).maxLength(255)
-  const anchor = vine
-    .union([
-      vine.union.if(
-        (value) => vine.helpers.isObject(value) && (value as any).kind === 'text-range',
-        vine.object({
-          kind: vine.literal('text-range'),
-          start: vine.number().min(0),
-          end: vine.number().min(0),
-          selectedText: vine.string().maxLength(10_000).optional(),
-        })
-      ),
-      vine.union.if(
-        (value) => vine.helpers.isObject(value) && (value as any).kind === 'canvas-object',
-        vine.object({
-          kind: vine.literal('canvas-object'),
-          shapeId: vine.string().minLength(1).maxLength(255),
-          relativeX: vine.number(),
-          relativeY: vine.number(),
-        })
-      ),
-      vine.union.if(
-        (value) => vine.helpers.isObject(value) && (value as any).kind === 'timestamp',
-        vine.object({
-          kind: vine.literal('timestamp'),
-          at: vine.number().min(0),
-          end: vine.number().min(0).optional(),
-        })
-      ),
-    ])
-    .otherwise((_, field) => {
-      field.report(`anchor.kind must be one of ${ANCHOR_KINDS.join(', ')}`, 'anchor', field)
-    })
-  const paging = {
-    page: vine.number().withoutDecimals().min(1).optional(),
-    size: vine.number().withoutDecimals().optional(),
-  }
-  return {
-    doc: vine.compile(vine.object({ doc: docName() })),
-    listComments: vine.compile(
-      vine.object({ doc: docName(), space: vine.string().maxLength(255).optional(), ...paging })
-    ),
-    listVersions: vine.compile(vine.object({ doc: docName(), ...paging })),
-    createComment: vine.compile(
-      vine.object({
-        docName: docName(),
-        space: vine.string().trim().minLength(1).maxLength(255),
-        anchor,
-        body: vine.string().trim().minLength(1).maxLength(20_000),
-        authorName: vine.string().maxLength(255).optional().nullable(),
-      })
-    ),
-    patchComment: vine.compile(vine.object({ resolved: vine.boolean().optional() })),
-    createVersion: vine.compile(
-      vine.object({
-        docName: docName(),
-        label: vine.string().trim().maxLength(255).optional().nullable(),
-      })
-    ),
-    restoreVersion: vine.compile(
-      vine.object({
-        docName: docName(),
-        versionId: vine.string().trim().minLength(1).maxLength(64),
-      })
-    ),
-  }
-}
-
-async function validate<K extends keyof Awaited<ReturnType<typeof buildValidators>>>(
-  name: K,
-  data: unknown
-): Promise<any> {
-  validators ??= buildValidators()
-  const all = await validators
-  const compiled = all[name]
-  try {
-    return await (compiled as any).validate(data)
-  } catch (error: any) {
-    if (error?.code === 'E_VALIDATION_ERROR') {
-      const messages = (error.messages ?? []).map((entry: any) => entry.message).join('; ')
-      throw new CollabValidationError(`Invalid request: ${messages}`)
-    }
-    throw error
-  }
-}
+/** Largest document state `POST /state` accepts */
+export const MAX_STATE_BYTES = 64 * 1024 * 1024
+/** Largest JSON body the comment and version routes read themselves */
+export const MAX_JSON_BYTES = 1024 * 1024
 
 /**
  * Reads the raw request body, whether or not the bodyparser ran (without
@@ -172,6 +57,10 @@ async function validate<K extends keyof Awaited<ReturnType<typeof buildValidator
  */
 async function rawBody(ctx: HttpContext, limit: number): Promise<Buffer> {
   const request = ctx.request.request
+  const declared = Number(ctx.request.header('content-length'))
+  if (Number.isFinite(declared) && declared > limit) {
+    throw new CollabBodyTooLargeError(`Request body is larger than ${limit} bytes`)
+  }
   if (request.readableEnded || (request as any).complete) {
     const raw = ctx.request.raw()
     if (raw !== null && raw !== undefined) {
@@ -186,7 +75,7 @@ async function rawBody(ctx: HttpContext, limit: number): Promise<Buffer> {
   for await (const chunk of request) {
     size += chunk.length
     if (size > limit) {
-      throw new CollabValidationError(`Request body is larger than ${limit} bytes`)
+      throw new CollabBodyTooLargeError(`Request body is larger than ${limit} bytes`)
     }
     chunks.push(chunk)
   }
@@ -210,29 +99,14 @@ async function jsonBody(ctx: HttpContext): Promise<Record<string, unknown>> {
   }
 }
 
-function sendError(ctx: HttpContext, error: any) {
-  const status = typeof error?.status === 'number' && error.status >= 400 ? error.status : 500
-  if (
-    status >= 500 &&
-    !(error instanceof CollabAuthorizationError) &&
-    !error?.code?.startsWith?.('E_COLLAB')
-  ) {
-    throw error
-  }
-  ctx.response.status(status).send({ error: { code: error.code, message: error.message } })
-}
-
 /**
  * Mounts the collaboration REST routes (token, comments, versions, state)
- * on `router`, synchronously, so it composes inside a route group.
+ * on `router`, synchronously, so it composes inside a route group. Errors
+ * are thrown: each renders itself as the one JSON error body.
  */
-export function collaborationRoutes(router: Router, options: CollaborationRoutesOptions = {}) {
-  const manager = async (): Promise<CollaborationManager> => {
-    if (typeof options.manager === 'function') {
-      return options.manager()
-    }
-    return options.manager ?? collaboration.current
-  }
+export function collaborationRoutes(router: Router, options: CollaborationRoutesOptions) {
+  const manager = async (): Promise<CollaborationManager> =>
+    typeof options.manager === 'function' ? options.manager() : options.manager
 
   const user = async (ctx: HttpContext, current: CollaborationManager): Promise<CollabUser> => {
     const resolve = options.resolveUser ?? current.config.routes.resolveUser ?? defaultResolveUser
@@ -257,14 +131,8 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
   const handle =
     (run: (ctx: HttpContext, current: CollaborationManager) => Promise<unknown>) =>
     async (ctx: HttpContext) => {
-      try {
-        const result = await run(ctx, await manager())
-        if (result !== undefined) {
-          return result
-        }
-      } catch (error) {
-        sendError(ctx, error)
-      }
+      const result = await run(ctx, await manager())
+      return result === null ? undefined : result
     }
 
   /**
@@ -287,6 +155,12 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
   const requireRead = (ctx: HttpContext, current: CollaborationManager, docName: string) =>
     requirePermission(ctx, current, docName, 'canRead', 'Reading')
 
+  /** True when the request carries the configured worker secret */
+  const fromWorker = (ctx: HttpContext, current: CollaborationManager) => {
+    const expected = current.config.hosted?.workerSecret
+    return Boolean(expected) && secretsMatch(ctx.request.header('x-collab-worker-secret'), expected)
+  }
+
   const group = router
     .group(() => {
       router.get(
@@ -295,18 +169,11 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
           const { doc } = await validate('doc', ctx.request.qs())
           const caller = await user(ctx, current)
           const permission = await permissionOf(ctx, current, doc)
-          const engine = options.engine ?? (await current.engineFor({ docName: doc }))
-          const hosted = current.config.hosted
-            ? { ...current.config.hosted, ...options.hosted }
-            : (options.hosted as any)
-          const origin = `${ctx.request.protocol()}://${ctx.request.host()}`
           return issueToken(
             {
               ...current.config,
-              path: options.path ?? current.config.path,
-              hosted,
-              engineName: engine,
-              baseUrl: origin,
+              engineName: await current.engineFor({ docName: doc }),
+              baseUrl: `${ctx.request.protocol()}://${ctx.request.host()}`,
             },
             caller,
             doc,
@@ -426,21 +293,11 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
         })
       )
 
-      const workerSecret = (current: CollaborationManager) => {
-        const hosted = { ...current.config.hosted, ...options.hosted }
-        return (
-          current.config.hosted?.workerSecret ??
-          hosted.jwtSecret ??
-          resolveTokenSecret(current.config.tokenSecret)
-        )
-      }
-
       router.get(
         '/state',
         handle(async (ctx, current) => {
           const { doc } = await validate('doc', ctx.request.qs())
-          const received = ctx.request.header('x-collab-worker-secret')
-          if (received === undefined || !secretsMatch(received, workerSecret(current))) {
+          if (!fromWorker(ctx, current)) {
             await user(ctx, current)
             await requireRead(ctx, current, doc)
           }
@@ -455,18 +312,21 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
         '/state',
         handle(async (ctx, current) => {
           const { doc } = await validate('doc', ctx.request.qs())
-          const received = ctx.request.header('x-collab-worker-secret')
-          if (!secretsMatch(received, workerSecret(current))) {
-            throw new CollabForbiddenError('Missing or wrong x-collab-worker-secret header')
+          if (!fromWorker(ctx, current)) {
+            throw new CollabForbiddenError(
+              current.config.hosted?.workerSecret
+                ? 'Missing or wrong x-collab-worker-secret header'
+                : 'No room worker is configured: set "hosted.workerSecret" in config/collaboration.ts'
+            )
           }
-          const body = await rawBody(ctx, MAX_BODY_BYTES)
+          const body = await rawBody(ctx, MAX_STATE_BYTES)
           if (body.length === 0) {
             throw new CollabValidationError('Invalid request: the body holds no document state')
           }
           try {
             await current.persistDocument({ docName: doc, state: new Uint8Array(body) })
           } catch (error: any) {
-            if (error?.code === 'E_COLLAB_CONFIG') {
+            if (error?.code === 'E_COLLAB_CONFIG' || error?.code === 'E_COLLAB_STORAGE') {
               throw error
             }
             throw new CollabValidationError(

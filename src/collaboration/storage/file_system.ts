@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { appendFile, mkdir, readFile, rename, rm, readdir, writeFile } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve, sep } from 'node:path'
+import { assertDocumentName, isValidDocumentName } from '../document_name.ts'
+import { CollabStorageError } from '../errors.ts'
 import type {
   CollabComment,
   CollabVersion,
@@ -25,6 +27,16 @@ async function writeAtomically(path: string, data: Uint8Array | string) {
   const temporary = `${path}.${randomUUID()}.tmp`
   await writeFile(temporary, data)
   await rename(temporary, path)
+}
+
+/** The document a folder holds, or nothing for a folder no document maps to */
+function documentNameOf(folder: string): string[] {
+  try {
+    const name = decodeURIComponent(folder)
+    return isValidDocumentName(name) && encodeURIComponent(name) === folder ? [name] : []
+  } catch {
+    return []
+  }
 }
 
 /**
@@ -59,8 +71,21 @@ export class FileSystemStorage implements CollaborationStorage {
     this.baseDir = resolve(baseDir)
   }
 
+  /**
+   * The document's folder, one level under `baseDir`: the name is checked
+   * (no `.`/`..` segment) and encoded, and the resolved path must still be a
+   * child of `baseDir`, so no name reaches another folder.
+   */
   #folder(docName: string) {
-    return join(this.baseDir, encodeURIComponent(docName))
+    assertDocumentName(docName)
+    const folder = join(this.baseDir, encodeURIComponent(docName))
+    const inside = relative(this.baseDir, folder)
+    if (!inside || inside.startsWith('..') || inside.includes(sep)) {
+      throw new CollabStorageError(
+        `Document name ${JSON.stringify(docName)} escapes the storage folder`
+      )
+    }
+    return folder
   }
 
   /**
@@ -161,9 +186,8 @@ export class FileSystemStorage implements CollaborationStorage {
     docName?: string
     dryRun?: boolean
   }) {
-    const folders =
-      docName !== undefined ? [] : await readdir(this.baseDir).catch(() => [] as string[])
-    const names = docName !== undefined ? [docName] : folders.map(decodeURIComponent)
+    const folders = docName !== undefined ? [] : await this.#documentFolders()
+    const names = docName !== undefined ? [docName] : folders.flatMap(documentNameOf)
     let deleted = 0
     for (const name of names) {
       deleted += await this.#exclusive(name, async () => {
@@ -180,6 +204,18 @@ export class FileSystemStorage implements CollaborationStorage {
       })
     }
     return deleted
+  }
+
+  /** Folders under `baseDir`; none before the first document is written */
+  async #documentFolders(): Promise<string[]> {
+    try {
+      return await readdir(this.baseDir)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        return []
+      }
+      throw error
+    }
   }
 
   async listComments(docName: string, space?: string, page?: ListPageOptions) {

@@ -5,6 +5,7 @@ import type {
   ListPageOptions,
   StoredDocument,
 } from '../types.ts'
+import { assertDocumentName } from '../document_name.ts'
 import { slicePage } from './paging.ts'
 
 /**
@@ -22,10 +23,12 @@ export class InMemoryCollaborationStorage implements CollaborationStorage {
   }
 
   async saveDocument(docName: string, state: Uint8Array) {
+    assertDocumentName(docName)
     this.#documents.set(docName, { state: Uint8Array.from(state), updates: [] })
   }
 
   async appendUpdate(docName: string, update: Uint8Array) {
+    assertDocumentName(docName)
     const stored = this.#documents.get(docName)
     if (stored) {
       stored.updates.push(Uint8Array.from(update))
@@ -47,6 +50,7 @@ export class InMemoryCollaborationStorage implements CollaborationStorage {
   }
 
   async saveVersion(docName: string, version: CollabVersion, snapshot: Uint8Array) {
+    assertDocumentName(docName)
     const list = this.#versions.get(docName) ?? []
     list.push({ version: { ...version }, snapshot: Uint8Array.from(snapshot) })
     this.#versions.set(docName, list)
@@ -96,6 +100,7 @@ export class InMemoryCollaborationStorage implements CollaborationStorage {
   }
 
   async saveComment(docName: string, comment: CollabComment) {
+    assertDocumentName(docName)
     const map = this.#comments.get(docName) ?? new Map()
     map.set(comment.id, structuredClone(comment))
     this.#comments.set(docName, map)

@@ -1,4 +1,8 @@
+import { configProvider } from '@adonisjs/core'
+import type { ConfigProvider } from '@adonisjs/core/types'
 import type { Database } from '@adonisjs/lucid/database'
+import { assertDocumentName } from '../document_name.ts'
+import { CollabConfigError, CollabStorageError } from '../errors.ts'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type {
   CollabComment,
@@ -21,70 +25,50 @@ export function collaborationTableNames(prefix = 'collab_') {
   }
 }
 
-/**
- * The column type of binary states: `bytea` on PostgreSQL, `longblob` on MySQL, `blob` elsewhere.
- */
-export function binaryColumnType(dialect: string) {
-  return dialect === 'postgres' ? 'bytea' : dialect === 'mysql' ? 'longblob' : 'blob'
-}
+/** Longest value of each `varchar` column, as the migration declares it */
+const STRING_COLUMNS = {
+  name: 255,
+  document_name: 255,
+  id: 64,
+  label: 255,
+  created_by: 255,
+  created_at: 40,
+  updated_at: 40,
+  resolved_at: 40,
+  space: 255,
+  user_id: 255,
+  author_name: 255,
+} as const
+
+/** `mediumtext` on MySQL, the smallest of the three dialects' text columns */
+const MAX_TEXT_BYTES = 16 * 1024 * 1024 - 1
 
 /**
- * Creates the four collaboration tables on a Lucid connection (the migration
- * published by `collaboration:init` creates the same).
+ * Refuses a row a column would cut: MySQL outside strict mode truncates a
+ * long `varchar` silently, and a cut comment or name is lost data. JavaScript
+ * lengths count UTF-16 units, never fewer than the database's characters.
  */
-export async function createCollaborationTables(client: QueryClientContract, prefix = 'collab_') {
-  const tables = collaborationTableNames(prefix)
-  const binary = binaryColumnType(client.dialect.name)
-  await client.schema.createTable(tables.documents, (table) => {
-    table.string('name', 255).primary()
-    table.specificType('state', binary).notNullable()
-    table.string('updated_at', 40).notNullable()
-  })
-  await client.schema.createTable(tables.updates, (table) => {
-    table.bigIncrements('id')
-    table.string('document_name', 255).notNullable().index()
-    table.specificType('update', binary).notNullable()
-  })
-  await client.schema.createTable(tables.versions, (table) => {
-    table.string('id', 64).primary()
-    table.string('document_name', 255).notNullable()
-    table.integer('seq').notNullable()
-    table.string('label', 255).nullable()
-    table.string('created_by', 255).nullable()
-    table.string('created_at', 40).notNullable()
-    table.specificType('snapshot', binary).notNullable()
-    table.unique(['document_name', 'seq'])
-  })
-  await client.schema.createTable(tables.comments, (table) => {
-    table.string('id', 64).primary()
-    table.string('document_name', 255).notNullable()
-    table.string('space', 255).notNullable()
-    table.text('anchor').notNullable()
-    table.text('body').notNullable()
-    table.string('user_id', 255).notNullable()
-    table.string('author_name', 255).nullable()
-    table.string('resolved_at', 40).nullable()
-    table.string('created_at', 40).notNullable()
-    table.string('updated_at', 40).nullable()
-    table.index(['document_name', 'space'])
-  })
-}
-
-/**
- * Drops the collaboration tables.
- */
-export async function dropCollaborationTables(client: QueryClientContract, prefix = 'collab_') {
-  const tables = collaborationTableNames(prefix)
-  for (const table of [tables.comments, tables.versions, tables.updates, tables.documents]) {
-    await client.schema.dropTableIfExists(table)
+function assertFits(table: string, row: Record<string, unknown>) {
+  for (const [column, value] of Object.entries(row)) {
+    if (typeof value !== 'string') {
+      continue
+    }
+    const max = STRING_COLUMNS[column as keyof typeof STRING_COLUMNS]
+    if (max !== undefined ? value.length > max : Buffer.byteLength(value) > MAX_TEXT_BYTES) {
+      throw new CollabStorageError(
+        `Cannot store ${table}.${column}: the value is longer than the column holds (${max ?? MAX_TEXT_BYTES}${max === undefined ? ' bytes' : ' characters'})`,
+        { details: { column: `${table}.${column}` } }
+      )
+    }
   }
 }
 
+/**
+ * Options of `relationalStorage()`.
+ */
 export interface RelationalStorageOptions {
   /** Lucid connection name; the default connection when omitted */
   connection?: string
-  /** A Lucid `Database`; the app's `db` service when omitted */
-  db?: Database
   /** Table prefix, `collab_` by default */
   tablePrefix?: string
 }
@@ -127,33 +111,55 @@ function versionFromRow(row: any): CollabVersion {
  */
 export class RelationalCollaborationStorage implements CollaborationStorage {
   #options: RelationalStorageOptions
-  #db?: Database
+  #db: Database
   readonly tables: ReturnType<typeof collaborationTableNames>
 
-  constructor(options: RelationalStorageOptions = {}) {
+  constructor(options: RelationalStorageOptions & { db: Database }) {
     this.#options = options
     this.#db = options.db
     this.tables = collaborationTableNames(options.tablePrefix)
   }
 
   async #client(): Promise<QueryClientContract> {
-    if (!this.#db) {
-      const { default: db } = await import('@adonisjs/lucid/services/db')
-      this.#db = db
-    }
     return this.#db.connection(this.#options.connection)
+  }
+
+  /**
+   * Checks once at boot that the migration ran: the tables are never
+   * created at runtime.
+   */
+  async assertReady() {
+    const client = await this.#client()
+    const tables = Object.values(this.tables)
+    const missing: string[] = []
+    for (const table of tables) {
+      if (!(await client.schema.hasTable(table))) {
+        missing.push(table)
+      }
+    }
+    if (missing.length) {
+      throw new CollabConfigError(
+        `The collaboration tables ${missing.join(', ')} do not exist. Run "node ace migration:run" (the migration is published by "node ace configure adonis-atrium --features=collaboration")`
+      )
+    }
   }
 
   async loadDocument(docName: string): Promise<StoredDocument | null> {
     const client = await this.#client()
-    const [document, updates] = await Promise.all([
-      client.from(this.tables.documents).where('name', docName).select('state').first(),
-      client
-        .from(this.tables.updates)
-        .where('document_name', docName)
-        .orderBy('id', 'asc')
-        .select('update'),
-    ])
+    // The log first, then the state: a compaction committing between the two
+    // reads then gives the new state plus updates it already holds (replaying
+    // them is harmless), where the other order could give no state and an
+    // emptied log, a document that looks never stored
+    const updates = await client
+      .from(this.tables.updates)
+      .where('document_name', docName)
+      .orderBy('id', 'asc')
+      .select('update')
+    const document = await client
+      .from(this.tables.documents)
+      .where('name', docName)
+      .select('state')
+      .first()
     if (!document && updates.length === 0) {
       return null
     }
@@ -168,6 +174,7 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
   }
 
   async appendUpdate(docName: string, update: Uint8Array) {
+    assertDocumentName(docName)
     const client = await this.#client()
     await client
       .table(this.tables.updates)
@@ -175,6 +182,7 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
   }
 
   async compactDocument(docName: string, state: Uint8Array) {
+    assertDocumentName(docName)
     const client = await this.#client()
     await client.transaction(async (trx) => {
       const lastUpdate = await trx
@@ -214,8 +222,8 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
   }
 
   async saveVersion(docName: string, version: CollabVersion, snapshot: Uint8Array) {
-    const client = await this.#client()
-    await client.table(this.tables.versions).insert({
+    assertDocumentName(docName)
+    const row = {
       id: version.id,
       document_name: docName,
       seq: version.seq,
@@ -223,7 +231,10 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
       created_by: version.createdBy,
       created_at: version.createdAt,
       snapshot: Buffer.from(snapshot),
-    })
+    }
+    assertFits(this.tables.versions, row)
+    const client = await this.#client()
+    await client.table(this.tables.versions).insert(row)
   }
 
   async loadVersionSnapshot(docName: string, versionId: string) {
@@ -298,6 +309,7 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
   }
 
   async saveComment(docName: string, comment: CollabComment) {
+    assertDocumentName(docName)
     const client = await this.#client()
     const row = {
       id: comment.id,
@@ -311,6 +323,7 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
       created_at: comment.createdAt,
       updated_at: comment.updatedAt,
     }
+    assertFits(this.tables.comments, row)
     const updated = await client
       .from(this.tables.comments)
       .where('id', comment.id)
@@ -333,9 +346,25 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
 }
 
 /**
- * Storage on a Lucid connection, in the `collab_*` tables the
- * `collaboration:init` migration creates.
+ * Storage on a Lucid connection, in the `collab_*` tables the published
+ * migration creates. Lucid's `db` comes from the app when the config
+ * resolves, unless `db` is given.
  */
-export function relationalStorage(options: RelationalStorageOptions = {}) {
-  return new RelationalCollaborationStorage(options)
+export function relationalStorage(
+  options: RelationalStorageOptions & { db: Database }
+): RelationalCollaborationStorage
+export function relationalStorage(
+  options?: RelationalStorageOptions
+): ConfigProvider<CollaborationStorage>
+export function relationalStorage(
+  options: RelationalStorageOptions & { db?: Database } = {}
+): RelationalCollaborationStorage | ConfigProvider<CollaborationStorage> {
+  // a given Database (scripts, tests) needs no app
+  if (options.db) {
+    return new RelationalCollaborationStorage({ ...options, db: options.db })
+  }
+  return configProvider.create(async (app) => {
+    const db = await app.container.make('lucid.db')
+    return new RelationalCollaborationStorage({ ...options, db })
+  })
 }

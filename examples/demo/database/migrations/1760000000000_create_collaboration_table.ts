@@ -33,8 +33,9 @@ export default class extends BaseSchema {
       table.string('id', 64).primary()
       table.string('document_name', 255).notNullable()
       table.string('space', 255).notNullable()
-      table.text('anchor').notNullable()
-      table.text('body').notNullable()
+      // mediumtext on MySQL: a comment's text may exceed the 64 KiB of text
+      table.text('anchor', 'mediumtext').notNullable()
+      table.text('body', 'mediumtext').notNullable()
       table.string('user_id', 255).notNullable()
       table.string('author_name', 255).nullable()
       table.string('resolved_at', 40).nullable()

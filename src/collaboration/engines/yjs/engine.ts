@@ -13,11 +13,11 @@ import { LOAD_ORIGIN, YjsRoom } from './room.ts'
 const RESTORE_ORIGIN = Symbol('atrium:collab:restore')
 
 /**
- * The `crdt_a` engine: Yjs documents served with the y-websocket protocol
+ * The Yjs engine: documents served with the y-websocket protocol
  * (y-protocols sync and awareness), one frame per batch of updates.
  */
 export class YjsEngine implements CollabEngine {
-  readonly name = 'crdt_a' as const
+  readonly name = 'yjs' as const
   #host: CollabEngineHost
   #rooms = new Map<string, Promise<YjsRoom>>()
   #open = new Map<string, YjsRoom>()
