@@ -4,11 +4,7 @@ import * as Y from 'yjs'
 import { CLOSE_CODES } from '../../src/collaboration/manager.ts'
 import { DEFAULT_LIMITS } from '../../src/collaboration/limits.ts'
 import { onCollaborationError } from '../../src/collaboration/observability.ts'
-import {
-  createCollaborationTables,
-  dropCollaborationTables,
-  relationalStorage,
-} from '../../src/collaboration/storage/relational.ts'
+import { relationalStorage } from '../../src/collaboration/storage/relational.ts'
 import type { CollaborationStorage } from '../../src/collaboration/types.ts'
 import {
   connectClient,
@@ -18,6 +14,7 @@ import {
   withoutLog,
 } from '../collaboration/helpers.ts'
 import { createDatabase } from '../helpers.ts'
+import { migrateStubs } from '../migration_stubs.ts'
 import { rawClient, setupHostileApp, updateMessage } from './collaboration_helpers.ts'
 
 const WRITES = new Set(['saveDocument', 'compactDocument', 'appendUpdate'])
@@ -49,8 +46,7 @@ function faulty(storage: CollaborationStorage, down: () => boolean): Collaborati
  */
 async function freshStorage() {
   const db = await createDatabase()
-  await dropCollaborationTables(db.connection())
-  await createCollaborationTables(db.connection())
+  await migrateStubs(db, 'collaboration')
   return relationalStorage({ db })
 }
 

@@ -8,12 +8,12 @@
 import { createServer } from 'node:http'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { AddressInfo } from 'node:net'
-import { defineConfig } from '../../../src/collaboration/define_config.ts'
+import { normalizeConfig } from '../../../src/collaboration/define_config.ts'
 import { CollaborationManager } from '../../../src/collaboration/manager.ts'
 import { InMemoryCollaborationStorage } from '../../../src/collaboration/storage/memory.ts'
 
 const manager = await CollaborationManager.create(
-  defineConfig({
+  normalizeConfig({
     tokenSecret: 'bench-secret',
     storage: new InMemoryCollaborationStorage(),
     authorize: (ctx: any) => ({

@@ -31,12 +31,6 @@ const provider = new WebsocketProvider(${JSON.stringify(wsBase)}, docName, doc, 
 provider.on('connection-close', async () => {
   provider.params.token = await freshToken()
 })
-provider.on('closed', async ({ code }) => {
-  if (code === 4401) {
-    provider.params.token = await freshToken()
-    provider.connect()
-  }
-})
 const text = doc.getText('content')
 const area = document.querySelector('#editor')
 const status = document.querySelector('#status')
