@@ -1,5 +1,10 @@
 import type Configure from '@adonisjs/core/commands/configure'
-import { publishMigrationOnce, type Codemods, type FeatureInstaller } from '../shared/features.ts'
+import {
+  installOrListPackages,
+  publishMigrationOnce,
+  type Codemods,
+  type FeatureInstaller,
+} from '../shared/features.ts'
 import { stubsRoot } from '../../stubs/main.ts'
 import type { CollabEngineName } from './types.ts'
 
@@ -13,21 +18,21 @@ export const COLLABORATION_PACKAGES = ['yjs', 'y-protocols', 'lib0', 'ws'].map((
   isDevDependency: false,
 }))
 
+type InstallCommand = Pick<Configure, 'app' | 'logger' | 'prompt'> & { exitCode?: number }
+
 /**
  * Publishes config/collaboration.ts for one engine, the collab_* migration,
- * the provider and the env variables; installs yjs, y-protocols, lib0 and ws.
- * `collaboration:init` and `node ace add adonis-atrium` share it.
+ * the provider and the env variables; false when the engine is unknown.
  */
-export async function installCollaboration(
-  command: Pick<Configure, 'app' | 'logger' | 'prompt'> & { exitCode?: number },
+export async function publishCollaboration(
+  command: InstallCommand,
   codemods: Codemods,
-  engine: string = 'crdt_a',
-  installFlag?: boolean
+  engine: string = 'crdt_a'
 ) {
   if (!ENGINES.includes(engine as CollabEngineName)) {
     command.logger.error(`Unknown engine "${engine}". Use one of ${ENGINES.join(', ')}`)
     command.exitCode = 1
-    return
+    return false
   }
   await codemods.makeUsingStub(stubsRoot, 'config/collaboration.stub', {
     engine,
@@ -55,17 +60,21 @@ export async function installCollaboration(
         : {}),
     },
   })
+  return true
+}
 
-  let install = installFlag
-  if (install === undefined) {
-    install = await command.prompt.confirm(
-      'Install yjs, y-protocols, lib0 and ws (the collaboration server needs them)?'
-    )
-  }
-  if (install) {
-    await codemods.installPackages(COLLABORATION_PACKAGES)
-  } else {
-    await codemods.listPackagesToInstall(COLLABORATION_PACKAGES)
+/**
+ * `collaboration:init`: publishes the feature, then installs yjs, y-protocols,
+ * lib0 and ws (`--install`), lists them (`--no-install`) or asks (terminal only).
+ */
+export async function installCollaboration(
+  command: InstallCommand,
+  codemods: Codemods,
+  engine: string = 'crdt_a',
+  installFlag?: boolean
+) {
+  if (await publishCollaboration(command, codemods, engine)) {
+    await installOrListPackages(command, codemods, COLLABORATION_PACKAGES, installFlag)
   }
 }
 
@@ -75,13 +84,10 @@ export async function installCollaboration(
 export const collaborationInstaller: FeatureInstaller = {
   name: 'collaboration',
   description: 'Collaboration: Yjs documents over WebSocket, versions, comments and presence',
+  // configure installs or lists them with the other features' packages
+  packages: COLLABORATION_PACKAGES,
   async install(command, codemods) {
     const engine = command.parsedFlags.engine
-    await installCollaboration(
-      command,
-      codemods,
-      typeof engine === 'string' ? engine : 'crdt_a',
-      command.parsedFlags.install as boolean | undefined
-    )
+    await publishCollaboration(command, codemods, typeof engine === 'string' ? engine : 'crdt_a')
   },
 }
