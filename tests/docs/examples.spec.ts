@@ -26,16 +26,18 @@ interface Block {
  * `<!-- docs:skip -->`.
  */
 async function extractBlocks() {
+  const pages = await readdir(join(REPO_ROOT, 'docs'))
   const files = [
     'README.md',
-    ...(await readdir(join(REPO_ROOT, 'docs')))
+    ...pages
       .filter((name) => name.endsWith('.md'))
       .sort()
       .map((name) => `docs/${name}`),
   ]
   const blocks: Block[] = []
   for (const source of files) {
-    const lines = (await readFile(join(REPO_ROOT, source), 'utf8')).split('\n')
+    const markdown = await readFile(join(REPO_ROOT, source), 'utf8')
+    const lines = markdown.split('\n')
     for (let index = 0; index < lines.length; index++) {
       const fence = lines[index].match(/^(\s*)```ts\s*$/)
       if (!fence) continue
