@@ -75,7 +75,7 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
 }
 
 test.group('Configure', (group) => {
-  group.each.timeout(60_000)
+  group.each.timeout(120_000)
 
   test('--features=pagination publishes its config, provider, commands and env validation', async ({
     assert,
@@ -181,6 +181,24 @@ test.group('Configure', (group) => {
     assert.equal(count(output, ALL_PACKAGES_RAW), 1, output)
     // an untrapped second prompt would have thrown; the trap was consumed
     assert.equal(ace.prompt.traps.prompts.size, 0)
+  })
+
+  test('--install=false lists the packages without asking', async ({ assert, fs }) => {
+    const ace = await setupConsoleApp(fs)
+    const command = await ace.create(Configure, [
+      PACKAGE_ENTRY,
+      '--features=payments',
+      '--install=false',
+    ])
+    await command.exec()
+
+    assert.equal(command.exitCode, 0)
+    const output = ace.ui.logger
+      .getLogs()
+      .map(({ message }) => message)
+      .join('\n')
+    assert.include(output, 'yellow(npm i) stripe')
+    assert.notInclude(output, 'No terminal')
   })
 
   test('an unknown feature is an error with exit code 1 that names it', async ({ assert, fs }) => {
