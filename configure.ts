@@ -1,6 +1,12 @@
 import type Configure from '@adonisjs/core/commands/configure'
 import string from '@adonisjs/core/helpers/string'
-import type { FeatureInstaller } from './src/shared/features.ts'
+import {
+  canPrompt,
+  installFlag,
+  installOrListPackages,
+  type FeatureInstaller,
+  type PackageToInstall,
+} from './src/shared/features.ts'
 import { paginationInstaller } from './src/pagination/configure.ts'
 import { paymentsInstaller } from './src/payments/configure.ts'
 import { collaborationInstaller } from './src/collaboration/configure.ts'
@@ -29,23 +35,38 @@ function featuresFromFlag(command: Configure): string[] {
   return names.includes('all') ? FEATURE_INSTALLERS.map(({ name }) => name) : names
 }
 
+/** The prompt that chooses features when `--features` is absent */
+export const SELECT_FEATURES = 'Select the Atrium features to configure'
+
 /**
  * Configures Atrium inside an AdonisJS app: publishes each chosen feature's
  * config and migrations, registers its provider and the package commands,
- * and declares its env variables. Running it again changes nothing.
+ * and declares its env variables, then installs (or lists) the packages the
+ * chosen features need, once. Running it again changes nothing.
+ *
+ * Without a terminal nothing is asked: `--features` is required, and the
+ * packages are listed unless `--install` is passed.
  */
 export async function configure(command: Configure) {
+  const known = new Map(FEATURE_INSTALLERS.map((installer) => [installer.name, installer]))
   let selected = featuresFromFlag(command)
 
   if (selected.length === 0) {
+    if (!canPrompt(command, SELECT_FEATURES)) {
+      command.exitCode = 1
+      command.logger.logError(
+        'No terminal to ask which Atrium features to configure: pass ' +
+          `--features=${[...known.keys()].join(',')} (any of them) or --features=all`
+      )
+      return
+    }
     selected = await command.prompt.multiple(
-      'Select the Atrium features to configure',
+      SELECT_FEATURES,
       FEATURE_INSTALLERS.map(({ name, description }) => ({ name, hint: description })),
       { validate: (values) => (values.length ? true : 'Select at least one feature') }
     )
   }
 
-  const known = new Map(FEATURE_INSTALLERS.map((installer) => [installer.name, installer]))
   const unknown = selected.filter((name) => !known.has(name))
   if (unknown.length) {
     command.exitCode = 1
@@ -61,7 +82,17 @@ export async function configure(command: Configure) {
     rcFile.addCommand('adonis-atrium/commands')
   })
 
+  const packages = new Map<string, PackageToInstall>()
   for (const name of new Set(selected)) {
-    await known.get(name)!.install(command, codemods)
+    const installer = known.get(name)!
+    await installer.install(command, codemods)
+    for (const entry of installer.packages ?? []) packages.set(entry.name, entry)
   }
+
+  await installOrListPackages(
+    command,
+    codemods,
+    [...packages.values()],
+    installFlag(command.parsedFlags.install)
+  )
 }

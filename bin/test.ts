@@ -2,6 +2,31 @@ import { assert } from '@japa/assert'
 import { apiClient } from '@japa/api-client'
 import { fileSystem } from '@japa/file-system'
 import { processCLIArgs, configure, run } from '@japa/runner'
+import { glob } from 'node:fs/promises'
+import { matchesGlob } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+/**
+ * Spec files that touch no database (no Lucid, no migrations): the `nodb`
+ * suite. `.ci/run` runs it once and the `db` suite on each database;
+ * `npm test` runs both. A file moves here only if it opens no connection.
+ */
+const DATABASE_FREE = [
+  'tests/docs/**/*.spec.ts',
+  'tests/foundation/configure.spec.ts',
+  'tests/foundation/install.spec.ts',
+  'tests/collaboration/browser.spec.ts',
+]
+const ROOT = fileURLToPath(new URL('../', import.meta.url))
+
+/** Every other spec file: the `db` suite */
+async function databaseSpecs() {
+  const files = await Array.fromAsync(glob('tests/**/*.spec.ts', { cwd: ROOT }))
+  return files
+    .filter((file) => !DATABASE_FREE.some((pattern) => matchesGlob(file, pattern)))
+    .sort()
+    .map((file) => pathToFileURL(`${ROOT}${file}`))
+}
 
 /**
  * Each run gets its own databases and tmp/ folder (see tests/helpers.ts);
@@ -19,10 +44,14 @@ const dropRunDatabase = await createRunDatabase()
 
 processCLIArgs(process.argv.slice(2))
 configure({
-  files: ['tests/**/*.spec.ts'],
+  suites: [
+    { name: 'nodb', files: DATABASE_FREE },
+    { name: 'db', files: databaseSpecs },
+  ],
   plugins: [assert(), fileSystem({ autoClean: true }), apiClient()],
   timeout: 30_000,
-  forceExit: true,
+  // off, so a socket, server or timer a test leaves open shows (see below)
+  forceExit: false,
   setup: [
     () =>
       console.log(`Running Atrium tests with DB=${dialect()} (run ${process.env.ATRIUM_TEST_RUN})`),
@@ -30,4 +59,37 @@ configure({
   teardown: [() => dropRunDatabase()],
 })
 
-run()
+/**
+ * One line per handle still keeping the process alive: its kind and, for
+ * sockets and servers, the addresses that name the service (6379 is Redis,
+ * 5432 PostgreSQL, 3306 MariaDB).
+ */
+function describeHandle(handle: any) {
+  const kind = handle?.constructor?.name ?? typeof handle
+  if (typeof handle?.remotePort === 'number') {
+    return `${kind} ${handle.localAddress}:${handle.localPort} -> ${handle.remoteAddress}:${handle.remotePort}`
+  }
+  if (typeof handle?.address === 'function' && handle.address()) {
+    return `${kind} listening on ${JSON.stringify(handle.address())}`
+  }
+  return kind
+}
+
+await run()
+
+/**
+ * Every test closes what it opens, so the process ends by itself once the
+ * run is over. When something still holds it after LEAK_GRACE_MS, name it
+ * and fail instead of hanging CI.
+ */
+const LEAK_GRACE_MS = 10_000
+setTimeout(() => {
+  const stdio = new Set<unknown>([process.stdin, process.stdout, process.stderr])
+  const handles = ((process as any)._getActiveHandles() as unknown[]).filter((h) => !stdio.has(h))
+  console.error(
+    `The test process is still alive ${LEAK_GRACE_MS / 1000}s after the run: something a test ` +
+      `opened was not closed.\n  Handles: ${handles.map(describeHandle).join('\n           ') || 'none'}\n` +
+      `  Resources: ${process.getActiveResourcesInfo().join(', ')}`
+  )
+  process.exit(1)
+}, LEAK_GRACE_MS).unref()

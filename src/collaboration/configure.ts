@@ -1,5 +1,10 @@
 import type Configure from '@adonisjs/core/commands/configure'
-import { publishMigrationOnce, type Codemods, type FeatureInstaller } from '../shared/features.ts'
+import {
+  installOrListPackages,
+  publishMigrationOnce,
+  type Codemods,
+  type FeatureInstaller,
+} from '../shared/features.ts'
 import { stubsRoot } from '../../stubs/main.ts'
 import { engineOf, SERVED_ENGINES } from './define_config.ts'
 
@@ -11,17 +16,17 @@ export const COLLABORATION_PACKAGES = ['yjs', 'y-protocols', 'lib0', 'ws'].map((
   isDevDependency: false,
 }))
 
+type InstallCommand = Pick<Configure, 'app' | 'logger' | 'prompt'> & { exitCode?: number }
+
 /**
  * Publishes config/collaboration.ts for one engine, the collab_* migration,
- * the provider and the env variables; installs yjs, y-protocols, lib0 and ws.
- * `collaboration:init` and `node ace add adonis-atrium` share it. An engine
- * this release does not serve is refused with a non-zero exit code.
+ * the provider and the env variables; false when the engine is unknown or
+ * not served by this release (with a non-zero exit code).
  */
-export async function installCollaboration(
-  command: Pick<Configure, 'app' | 'logger' | 'prompt'> & { exitCode?: number },
+export async function publishCollaboration(
+  command: InstallCommand,
   codemods: Codemods,
-  engineFlag: string = 'yjs',
-  installFlag?: boolean
+  engineFlag: string = 'yjs'
 ) {
   const engine = engineOf(engineFlag)
   if (!engine || !SERVED_ENGINES.includes(engine)) {
@@ -30,7 +35,7 @@ export async function installCollaboration(
       : `Unknown engine "${engineFlag}"`
     command.logger.error(`${what}. Use --engine=${SERVED_ENGINES.join(' or --engine=')}`)
     command.exitCode = 1
-    return
+    return false
   }
   await codemods.makeUsingStub(stubsRoot, 'config/collaboration.stub', { engine })
   await publishMigrationOnce(command as Configure, codemods, stubsRoot, {
@@ -47,21 +52,21 @@ export async function installCollaboration(
       COLLAB_REDIS_URL: 'Env.schema.string.optional()',
     },
   })
+  return true
+}
 
-  let install = installFlag
-  // without a terminal to ask, the default is to list the packages, not install them
-  if (install === undefined && !process.stdin.isTTY) {
-    install = false
-  }
-  if (install === undefined) {
-    install = await command.prompt.confirm(
-      'Install yjs, y-protocols, lib0 and ws (the collaboration server needs them)?'
-    )
-  }
-  if (install) {
-    await codemods.installPackages(COLLABORATION_PACKAGES)
-  } else {
-    await codemods.listPackagesToInstall(COLLABORATION_PACKAGES)
+/**
+ * `collaboration:init`: publishes the feature, then installs yjs, y-protocols,
+ * lib0 and ws (`--install`), lists them (`--no-install`) or asks (terminal only).
+ */
+export async function installCollaboration(
+  command: InstallCommand,
+  codemods: Codemods,
+  engine: string = 'yjs',
+  installFlag?: boolean
+) {
+  if (await publishCollaboration(command, codemods, engine)) {
+    await installOrListPackages(command, codemods, COLLABORATION_PACKAGES, installFlag)
   }
 }
 
@@ -71,13 +76,10 @@ export async function installCollaboration(
 export const collaborationInstaller: FeatureInstaller = {
   name: 'collaboration',
   description: 'Collaboration: Yjs documents over WebSocket, versions, comments and presence',
+  // configure installs or lists them with the other features' packages
+  packages: COLLABORATION_PACKAGES,
   async install(command, codemods) {
     const engine = command.parsedFlags.engine
-    await installCollaboration(
-      command,
-      codemods,
-      typeof engine === 'string' ? engine : 'yjs',
-      command.parsedFlags.install as boolean | undefined
-    )
+    await publishCollaboration(command, codemods, typeof engine === 'string' ? engine : 'yjs')
   },
 }

@@ -11,6 +11,8 @@ import { TABLES } from './store.ts'
 export const paymentsInstaller: FeatureInstaller = {
   name: 'payments',
   description: 'Payment webhooks: verified, idempotent route for Stripe, Asaas, Adyen and more',
+  // configure installs or lists it with the other features' packages
+  packages: [{ name: 'stripe', isDevDependency: false }],
   async install(command, codemods) {
     await codemods.makeUsingStub(stubsRoot, 'config/payments.stub', {})
     const order = ['events', 'payments', 'refunds', 'disputes', 'subscriptions', 'audit'] as const
@@ -43,15 +45,5 @@ export const paymentsInstaller: FeatureInstaller = {
         INFINITEPAY_HANDLE: 'Env.schema.string.optional()',
       },
     })
-    const install = command.parsedFlags.install
-    const shouldInstall =
-      install === undefined
-        ? await command.prompt.confirm('Install the stripe package (used by the Stripe driver)?')
-        : install === true
-    if (shouldInstall) {
-      await codemods.installPackages([{ name: 'stripe', isDevDependency: false }])
-    } else {
-      await codemods.listPackagesToInstall([{ name: 'stripe', isDevDependency: false }])
-    }
   },
 }

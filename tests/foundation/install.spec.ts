@@ -148,6 +148,12 @@ test.group('Packed tarball in a fresh AdonisJS 7 app', (group) => {
       shipped.some((path) => /^(tests|build\/tests|src)\//.test(path)),
       'ships only the build'
     )
+    // the license, and every docs/ page the README links to
+    assert.includeMembers(shipped, ['LICENSE', 'README.md', 'package.json'])
+    const readme = await readFile(new URL('README.md', REPO_ROOT), 'utf8')
+    const linked = [...readme.matchAll(/\]\((docs\/[\w-]+\.md)[)#]/g)].map(([, path]) => path)
+    assert.isAbove(linked.length, 0)
+    assert.includeMembers(shipped, linked)
 
     const dependencies: Record<string, string> = { 'adonis-atrium': `file:./${filename}` }
     for (const name of [
