@@ -156,6 +156,8 @@ test.group('Docs examples', (group) => {
       extends: '@adonisjs/tsconfig/tsconfig.app.json',
       compilerOptions: {
         noEmit: true,
+        // browser examples (a page connecting with y-websocket) use the DOM
+        lib: ['ESNext', 'DOM', 'DOM.Iterable'],
         // an example may declare a name only to show it
         noUnusedLocals: false,
         noUnusedParameters: false,
