@@ -10,10 +10,12 @@ const MAX_LOGIN_BODY = 16 * 1024
  * the host registered the bodyparser for these routes.
  */
 export async function readJsonBody(ctx: HttpContext): Promise<Record<string, unknown>> {
-  const parsed = ctx.request.body()
-  if (parsed && Object.keys(parsed).length > 0) return parsed
+  // the raw text, not the parsed body: the bodyparser turns "" into null, and
+  // an empty password must reach the login hook verbatim
+  const text = ctx.request.raw()
+  if (text !== null) return parseObject(text)
   const raw = ctx.request.request
-  if (raw.readableEnded || !raw.readable) return parsed ?? {}
+  if (raw.readableEnded || !raw.readable) return ctx.request.body() ?? {}
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of raw) {
@@ -23,9 +25,13 @@ export async function readJsonBody(ctx: HttpContext): Promise<Record<string, unk
     }
     chunks.push(chunk)
   }
-  if (size === 0) return {}
+  return parseObject(Buffer.concat(chunks).toString('utf8'))
+}
+
+function parseObject(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {}
   try {
-    const value = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    const value = JSON.parse(text)
     return value && typeof value === 'object' && !Array.isArray(value) ? value : {}
   } catch {
     throw new ConsoleInvalidQueryException('Body is not valid JSON', 'body')

@@ -20,10 +20,10 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
     const auth = new AuthController(sessions)
     router
       .group(() => {
-        router.post('/auth/session', auth.session)
-        router.post('/auth/login', auth.login)
-        router.post('/auth/logout', auth.logout)
-        router.get('/auth/me', auth.me)
+        router.post('/auth/session', auth.session).as('session')
+        router.post('/auth/login', auth.login).as('login')
+        router.post('/auth/logout', auth.logout).as('logout')
+        router.get('/auth/me', auth.me).as('me')
       })
       .prefix(api)
       .use(apiGuards)
