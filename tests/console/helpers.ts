@@ -1,3 +1,4 @@
+import { get as httpGet } from 'node:http'
 import { getActiveTest } from '@japa/runner'
 import { defineConfig as bodyParserConfig } from '@adonisjs/core/bodyparser'
 import { BodyParserMiddleware } from '@adonisjs/bodyparser/bodyparser_middleware'
@@ -107,4 +108,22 @@ export function setCookie(response: Response) {
 /** The `name=value` part of a Set-Cookie line, to send back */
 export function cookiePair(line: string | undefined) {
   return line?.split(';')[0] ?? ''
+}
+
+/**
+ * A GET through node:http, for headers fetch() overrides (`sec-fetch-mode`
+ * is always "cors" under undici): a browser navigation sends "navigate".
+ */
+export function navigate(url: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; location?: string; body: string }>((resolve, reject) => {
+    const request = httpGet(url, { headers: { 'sec-fetch-mode': 'navigate', ...headers } }, (response) => {
+      let body = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk) => (body += chunk))
+      response.on('end', () =>
+        resolve({ status: response.statusCode!, location: response.headers.location, body })
+      )
+    })
+    request.on('error', reject)
+  })
 }
