@@ -15,7 +15,7 @@ export const INSERT_CHUNK = 200
  * Collects entries from the watchers without slowing the request: entries
  * wait in their batch until the request ends, then in a bounded memory
  * buffer, and an unref'd timer writes them in one transaction per flush.
- * When the buffer is full, new entries are dropped and counted.
+ * When the buffer is full, new batches are dropped whole and counted.
  */
 export class ConsoleRecorder {
   #config: ResolvedConsoleConfig
@@ -105,13 +105,14 @@ export class ConsoleRecorder {
     this.#enqueue(batch.entries)
   }
 
+  /** A batch that does not fit whole is dropped whole: no queries without their request */
   #enqueue(entries: ConsoleEntry[]) {
-    const room = this.#config.buffer.maxEntries - this.#buffer.length
-    if (entries.length > room) {
-      this.dropped += entries.length - Math.max(0, room)
-      debug('buffer full: dropped %d entries', entries.length - Math.max(0, room))
+    if (this.#buffer.length + entries.length > this.#config.buffer.maxEntries) {
+      this.dropped += entries.length
+      debug('buffer full: dropped a batch of %d entries', entries.length)
+      return
     }
-    if (room > 0) this.#buffer.push(...entries.slice(0, room))
+    this.#buffer.push(...entries)
   }
 
   /**
