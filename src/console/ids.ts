@@ -5,10 +5,15 @@ let sequence = 0
 
 /**
  * Time-ordered entry ids: 12 hex digits of Unix ms, 6 of a per-ms sequence,
- * 6 random. Fixed width lowercase hex sorts the same in every database, so
+ * 6 random (12 random for an explicit instant). Fixed width lowercase hex sorts the same in every database, so
  * keyset pages and age cutoffs use the primary key alone.
  */
-export function entryId(now = Date.now()): string {
+export function entryId(at?: number): string {
+  // an explicit instant (imports, tests) is not part of the monotonic sequence
+  if (at !== undefined) {
+    return `${Math.floor(at).toString(16).padStart(12, '0')}${randomBytes(6).toString('hex')}`
+  }
+  let now = Date.now()
   if (now <= lastMs) {
     sequence++
     now = lastMs

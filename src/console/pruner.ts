@@ -26,8 +26,10 @@ export async function pruneEntries(
       if (count < options.batchSize || round === options.maxBatchesPerCycle - 1) break
       if (options.batchPauseMs > 0) await sleep(options.batchPauseMs)
     }
-    if (deleted > 0) debug('pruned %d %s entries', deleted, type)
-    result[type] = deleted
+    if (deleted > 0) {
+      debug('pruned %d %s entries', deleted, type)
+      result[type] = deleted
+    }
   }
   return result
 }
