@@ -13,8 +13,14 @@ export default class ConsolePrune extends BaseCommand {
   async run() {
     const manager = await this.app.container.make('atrium.console')
     const prune = manager.config.prune
-    if (prune.after === undefined && !Object.keys(prune.perType).length && !Object.keys(prune.maxRows).length) {
-      this.logger.warning('Nothing to prune: set "prune.after", "prune.perType" or "prune.maxRows" in config/console.ts')
+    if (
+      prune.after === undefined &&
+      !Object.keys(prune.perType).length &&
+      !Object.keys(prune.maxRows).length
+    ) {
+      this.logger.warning(
+        'Nothing to prune: set "prune.after", "prune.perType" or "prune.maxRows" in config/console.ts'
+      )
       return
     }
     const deleted = await manager.prune()

@@ -38,14 +38,21 @@ async function boot(which: Dialect, directory: string, recording: boolean) {
     config: {
       database: { connection: which, connections: { [which]: connection } },
       console: defineConfig({ enabled: recording, watchers: [watchers.queries()] }),
-      logger: { default: 'app', loggers: { app: { enabled: true, level: 'info', destination: '/dev/null' } } },
+      logger: {
+        default: 'app',
+        loggers: { app: { enabled: true, level: 'info', destination: '/dev/null' } },
+      },
     },
     routes(router) {
       router.post('/work', async (ctx) => {
         const db = await ctx.containerResolver.make('lucid.db')
         const one = await db.from('bench_items').where('id', 7).first()
         const count = await db.from('bench_items').count('* as total')
-        const page = await db.from('bench_items').select('id', 'name').orderBy('id', 'desc').limit(10)
+        const page = await db
+          .from('bench_items')
+          .select('id', 'name')
+          .orderBy('id', 'desc')
+          .limit(10)
         ctx.logger.info('work done')
         return { one: one?.id, total: count[0].total, page: page.length }
       })
@@ -73,7 +80,9 @@ for (const which of dialects) {
     table.increments('id')
     table.string('name')
   })
-  await db.table('bench_items').multiInsert(Array.from({ length: 100 }, (_, i) => ({ name: `item ${i}` })))
+  await db
+    .table('bench_items')
+    .multiInsert(Array.from({ length: 100 }, (_, i) => ({ name: `item ${i}` })))
 
   const plan = (url: string) => ({
     url: `${url}/work`,
@@ -95,13 +104,17 @@ for (const which of dialects) {
 
   const merge = (results: LoadResult[]) =>
     results.reduce(
-      (all, r) => ({ elapsed: all.elapsed + r.elapsed, latencies: [...all.latencies, ...r.latencies], statuses: {} }),
+      (all, r) => ({
+        elapsed: all.elapsed + r.elapsed,
+        latencies: [...all.latencies, ...r.latencies],
+        statuses: {},
+      }),
       { elapsed: 0, latencies: [] as number[], statuses: {} }
     )
   const off = summary(merge(totals.off))
   const on = summary(merge(totals.on))
   rows.push({
-    db: which,
+    'db': which,
     'req/s off': figure(off.rps),
     'req/s on': figure(on.rps),
     'on/off': figure(on.rps / off.rps, 'x'),

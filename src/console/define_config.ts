@@ -202,7 +202,10 @@ export const watchers = {
   queries(options: { slowMs?: number; connections?: string[] } = {}): WatcherDescriptor {
     return {
       name: 'queries',
-      options: { slowMs: positiveInteger(options.slowMs, 'watchers.queries.slowMs', 100), connections: options.connections },
+      options: {
+        slowMs: positiveInteger(options.slowMs, 'watchers.queries.slowMs', 100),
+        connections: options.connections,
+      },
     }
   },
 }
@@ -240,7 +243,11 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
       maxKeys: positiveInteger(redact.maxKeys, 'redact.maxKeys', 100),
     },
     requestCapture: {
-      maxBodyBytes: positiveInteger(capture.maxBodyBytes, 'requestCapture.maxBodyBytes', 128 * 1024),
+      maxBodyBytes: positiveInteger(
+        capture.maxBodyBytes,
+        'requestCapture.maxBodyBytes',
+        128 * 1024
+      ),
       skipBodyContentTypes: capture.skipBodyContentTypes ?? DEFAULT_SKIPPED_BODY_TYPES,
       skipBody: capture.skipBody,
     },

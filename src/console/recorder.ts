@@ -155,7 +155,6 @@ export class ConsoleRecorder {
   }
 }
 
-
 function markDuplicates(entries: ConsoleEntry[]) {
   const counts = new Map<string, number>()
   const keyOf = (entry: ConsoleEntry) =>

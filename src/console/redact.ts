@@ -16,7 +16,12 @@ function truncate(value: string, bounds: Bounds) {
  * depth, case-insensitive) replaced: strings, arrays, objects and depth are
  * cut at the configured bounds. Safe on cycles and exotic objects.
  */
-export function redactValue(value: unknown, bounds: Bounds, depth = 0, seen = new WeakSet()): unknown {
+export function redactValue(
+  value: unknown,
+  bounds: Bounds,
+  depth = 0,
+  seen = new WeakSet()
+): unknown {
   if (value === null || value === undefined) return value ?? null
   if (typeof value === 'string') return truncate(value, bounds)
   if (typeof value === 'number' || typeof value === 'boolean') return value

@@ -65,8 +65,9 @@ export function verifySession(value: string | undefined, secret: string): Consol
 }
 
 /** The user a session stands for, as hooks and `/auth/me` see it */
-export function sessionUser(session: ConsoleSession): Required<Pick<ConsoleSessionUser, 'id'>> &
-  ConsoleSessionUser & { roles: string[] } {
+export function sessionUser(
+  session: ConsoleSession
+): Required<Pick<ConsoleSessionUser, 'id'>> & ConsoleSessionUser & { roles: string[] } {
   return {
     id: session.sub,
     ...(session.name === undefined ? {} : { name: session.name }),

@@ -25,22 +25,30 @@ test.group('Console access gates', () => {
     const { api } = await consoleApp({ production: true })
     const response = await api('/requests')
     assert.equal(response.status, 403)
-    assert.equal((await response.json()).errors[0].code, 'E_CONSOLE_FORBIDDEN')
+    assert.equal(
+      await response.json().then((value: any) => value.errors[0].code),
+      'E_CONSOLE_FORBIDDEN'
+    )
   })
 
   test('without dashboardAuth and authorizer the read API is open outside production', async ({
     assert,
   }) => {
     const { api } = await consoleApp()
-    assert.equal((await api('/requests')).status, 200)
+    assert.equal(await api('/requests').then((value) => value.status), 200)
   })
 
   test('in production the session gate replaces the default denial: a valid session reads', async ({
     assert,
   }) => {
     const { api } = await consoleApp({ production: true, config: { dashboardAuth: loginAuth } })
-    assert.equal((await api('/requests')).status, 401)
-    assert.equal((await api('/requests', { headers: { cookie: sessionCookie() } })).status, 200)
+    assert.equal(await api('/requests').then((value) => value.status), 401)
+    assert.equal(
+      await api('/requests', { headers: { cookie: sessionCookie() } }).then(
+        (value) => value.status
+      ),
+      200
+    )
   })
 
   test('authorizer runs after the session: no session is 401, a refused session is 403', async ({
@@ -56,10 +64,17 @@ test.group('Console access gates', () => {
         },
       },
     })
-    assert.equal((await api('/requests')).status, 401)
+    assert.equal(await api('/requests').then((value) => value.status), 401)
     assert.deepEqual(seen, [])
-    assert.equal((await api('/requests', { headers: { cookie: sessionCookie({ sub: 'a' }) } })).status, 403)
-    const allowed = await api('/requests', { headers: { cookie: sessionCookie({ sub: 'b', roles: ['ops'] }) } })
+    assert.equal(
+      await api('/requests', { headers: { cookie: sessionCookie({ sub: 'a' }) } }).then(
+        (value) => value.status
+      ),
+      403
+    )
+    const allowed = await api('/requests', {
+      headers: { cookie: sessionCookie({ sub: 'b', roles: ['ops'] }) },
+    })
     assert.equal(allowed.status, 200)
     assert.deepEqual(seen, ['a', 'b'])
   })
@@ -72,17 +87,20 @@ test.group('Console access gates', () => {
         },
       },
     })
-    assert.equal((await api('/requests')).status, 403)
-    assert.equal((await api('/queries')).status, 403)
+    assert.equal(await api('/requests').then((value) => value.status), 403)
+    assert.equal(await api('/queries').then((value) => value.status), 403)
     assert.equal(warnings.filter((line) => line.includes('console authorizer threw')).length, 1)
   })
 
   test('mutations are denied by default, even to a reader', async ({ assert }) => {
     const { api } = await consoleApp()
-    assert.equal((await api('/requests')).status, 200)
+    assert.equal(await api('/requests').then((value) => value.status), 200)
     const response = await api('/prune', { method: 'POST' })
     assert.equal(response.status, 403)
-    assert.equal((await response.json()).errors[0].message, 'Not allowed to prune')
+    assert.equal(
+      await response.json().then((value: any) => value.errors[0].message),
+      'Not allowed to prune'
+    )
   })
 
   test('authorizeAction reads the session roles; a throw denies', async ({ assert }) => {
@@ -91,18 +109,24 @@ test.group('Console access gates', () => {
         dashboardAuth: loginAuth,
         authorizeAction: (ctx, action) => {
           if (ctx.request.consoleSession?.sub === 'boom') throw new Error('nope')
-          return action.name === 'prune' && (ctx.request.consoleSession?.roles?.includes('admin') ?? false)
+          return (
+            action.name === 'prune' &&
+            (ctx.request.consoleSession?.roles?.includes('admin') ?? false)
+          )
         },
       },
     })
     const post = (cookie?: string) =>
       api('/prune', { method: 'POST', headers: cookie ? { cookie } : {} })
-    assert.equal((await post()).status, 401)
-    assert.equal((await post(sessionCookie({ roles: ['ops'] }))).status, 403)
-    assert.equal((await post(sessionCookie({ sub: 'boom', roles: ['admin'] }))).status, 403)
+    assert.equal(await post().then((value) => value.status), 401)
+    assert.equal(await post(sessionCookie({ roles: ['ops'] })).then((value) => value.status), 403)
+    assert.equal(
+      await post(sessionCookie({ sub: 'boom', roles: ['admin'] })).then((value) => value.status),
+      403
+    )
     const ok = await post(sessionCookie({ roles: ['admin'] }))
     assert.equal(ok.status, 200)
-    assert.properties((await ok.json()).data, ['deleted'])
+    assert.properties(await ok.json().then((value: any) => value.data), ['deleted'])
   })
 
   test('an API guard refusing a navigation redirects to the sign-in page, anything else gets 401 JSON', async ({
@@ -124,7 +148,10 @@ test.group('Console access gates', () => {
     // the first guard passes on the host cookie; the second (throwing) one still refuses
     const second = await api('/requests', { headers: { cookie: 'host_session=ok' } })
     assert.equal(second.status, 401)
-    assert.equal((await second.json()).errors[0].code, 'E_CONSOLE_UNAUTHENTICATED')
+    assert.equal(
+      await second.json().then((value: any) => value.errors[0].code),
+      'E_CONSOLE_UNAUTHENTICATED'
+    )
 
     const both = await api('/requests', {
       headers: { cookie: 'host_session=ok', authorization: 'Bearer host' },
@@ -136,26 +163,44 @@ test.group('Console access gates', () => {
     assert,
   }) => {
     const apiOnly = await consoleApp({ config: { middleware: [hostGuard] } })
-    assert.equal((await fetch(`${apiOnly.url}/console`)).status, 200)
-    assert.equal((await apiOnly.api('/requests')).status, 401)
+    assert.equal(await fetch(`${apiOnly.url}/console`).then((value) => value.status), 200)
+    assert.equal(await apiOnly.api('/requests').then((value) => value.status), 401)
     await apiOnly.close()
 
-    const pageOnly = await consoleApp({ config: { ui: { middleware: [hostGuard], signInUrl: '/login' } } })
+    const pageOnly = await consoleApp({
+      config: { ui: { middleware: [hostGuard], signInUrl: '/login' } },
+    })
     const page = await navigate(`${pageOnly.url}/console`)
     assert.equal(page.status, 302)
     assert.equal(page.location, '/login')
-    assert.equal((await fetch(`${pageOnly.url}/console`)).status, 401)
-    const withCookie = await fetch(`${pageOnly.url}/console`, { headers: { cookie: 'host_session=ok' } })
+    assert.equal(await fetch(`${pageOnly.url}/console`).then((value) => value.status), 401)
+    const withCookie = await fetch(`${pageOnly.url}/console`, {
+      headers: { cookie: 'host_session=ok' },
+    })
     assert.equal(withCookie.status, 200)
     assert.include(await withCookie.text(), '<title>Console</title>')
-    assert.equal((await pageOnly.api('/requests')).status, 200)
+    assert.equal(await pageOnly.api('/requests').then((value) => value.status), 200)
   })
 
   test('with dashboardAuth and an API guard, a request must pass both', async ({ assert }) => {
-    const { api } = await consoleApp({ config: { dashboardAuth: loginAuth, middleware: [hostGuard] } })
-    assert.equal((await api('/requests', { headers: { cookie: 'host_session=ok' } })).status, 401)
-    assert.equal((await api('/requests', { headers: { cookie: sessionCookie() } })).status, 401)
-    const both = await api('/requests', { headers: { cookie: `host_session=ok; ${sessionCookie()}` } })
+    const { api } = await consoleApp({
+      config: { dashboardAuth: loginAuth, middleware: [hostGuard] },
+    })
+    assert.equal(
+      await api('/requests', { headers: { cookie: 'host_session=ok' } }).then(
+        (value) => value.status
+      ),
+      401
+    )
+    assert.equal(
+      await api('/requests', { headers: { cookie: sessionCookie() } }).then(
+        (value) => value.status
+      ),
+      401
+    )
+    const both = await api('/requests', {
+      headers: { cookie: `host_session=ok; ${sessionCookie()}` },
+    })
     assert.equal(both.status, 200)
   })
 

@@ -1,6 +1,11 @@
 import { test } from '@japa/runner'
 import { LoggerManager } from '@adonisjs/core/logger'
-import { defineConfig, parseCookieHeader, readCookieHeader, stores } from '../../src/console/main.ts'
+import {
+  defineConfig,
+  parseCookieHeader,
+  readCookieHeader,
+  stores,
+} from '../../src/console/main.ts'
 import { resolveConsoleConfig } from '../../src/console/define_config.ts'
 import { MemoryConsoleStore } from '../../src/console/stores/memory.ts'
 import { consoleApp, SECRET } from './helpers.ts'
@@ -43,18 +48,30 @@ test.group('Console config', () => {
     })
     assert.equal(fromMs.dashboardAuth!.ttlMs, 90_000)
     assert.deepEqual(fromMs.dashboardAuth!.modes, ['session', 'login'])
-    assert.equal(resolveConsoleConfig({ dashboardAuth: { secret: SECRET, login: () => null } }).dashboardAuth!.ttlMs, 8 * 3600_000)
+    assert.equal(
+      resolveConsoleConfig({ dashboardAuth: { secret: SECRET, login: () => null } }).dashboardAuth!
+        .ttlMs,
+      8 * 3600_000
+    )
   })
 
   test('bad values are config errors naming the key', ({ assert }) => {
     assert.throws(() => resolveConsoleConfig({ prune: { after: 'soon' } }), /Invalid "prune.after"/)
-    assert.throws(() => resolveConsoleConfig({ sampling: { request: 2 } }), /Invalid "sampling.request"/)
-    assert.throws(() => resolveConsoleConfig({ sampling: { cache: 0.5 } as any }), /Unknown entry type "cache"/)
+    assert.throws(
+      () => resolveConsoleConfig({ sampling: { request: 2 } }),
+      /Invalid "sampling.request"/
+    )
+    assert.throws(
+      () => resolveConsoleConfig({ sampling: { cache: 0.5 } as any }),
+      /Unknown entry type "cache"/
+    )
     assert.throws(() => resolveConsoleConfig({ path: 'console/' }), /Invalid "path"/)
     assert.throws(() => resolveConsoleConfig({ authorizer: true as any }), /Invalid "authorizer"/)
   })
 
-  test('defaults: /console, the request body cap, 4xx off, deny-by-default hooks unset', ({ assert }) => {
+  test('defaults: /console, the request body cap, 4xx off, deny-by-default hooks unset', ({
+    assert,
+  }) => {
     const config = resolveConsoleConfig({})
     assert.equal(config.path, '/console')
     assert.equal(config.requestCapture.maxBodyBytes, 128 * 1024)
@@ -65,17 +82,24 @@ test.group('Console config', () => {
   })
 
   test('parseCookieHeader and readCookieHeader never throw on hostile headers', ({ assert }) => {
-    assert.deepEqual({ ...parseCookieHeader('a=1; b="two"; c=%E0%A4%A; =x; d; a=dup; e=%20ok') }, {
-      a: '1',
-      b: 'two',
-      c: '%E0%A4%A',
-      e: ' ok',
-    })
+    assert.deepEqual(
+      { ...parseCookieHeader('a=1; b="two"; c=%E0%A4%A; =x; d; a=dup; e=%20ok') },
+      {
+        a: '1',
+        b: 'two',
+        c: '%E0%A4%A',
+        e: ' ok',
+      }
+    )
     assert.deepEqual({ ...parseCookieHeader(undefined) }, {})
     assert.deepEqual({ ...parseCookieHeader('') }, {})
     assert.deepEqual({ ...readCookieHeader({ headers: { cookie: 'x=1' } }) }, { x: '1' })
-    assert.deepEqual({ ...readCookieHeader({ headers: { cookie: ['x=1', 'y=2'] as any } }) }, { x: '1', y: '2' })
-    assert.equal(parseCookieHeader('__proto__=1').__proto__, '1')
+    assert.deepEqual(
+      { ...readCookieHeader({ headers: { cookie: ['x=1', 'y=2'] as any } }) },
+      { x: '1', y: '2' }
+    )
+    // a cookie named like a prototype key is a plain entry, not a prototype change
+    assert.deepEqual(Object.entries(parseCookieHeader('__proto__=1')), [['__proto__', '1']])
   })
 
   test('one boot log line states the effective gates', async ({ assert }) => {

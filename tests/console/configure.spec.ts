@@ -26,10 +26,13 @@ test.group('Console configure', () => {
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     assert.lengthOf(files, 1, JSON.stringify(files))
     assert.match(files[0], /^\d+_create_console_entries_table\.ts$/)
-    await assert.fileContains(`database/migrations/${files[0]}`, "createTable(this.tableName")
+    await assert.fileContains(`database/migrations/${files[0]}`, 'createTable(this.tableName')
     const rc = await fs.contents('adonisrc.ts')
     assert.equal(rc.split('adonis-atrium/providers/console_provider').length, 2)
-    await assert.fileContains('start/env.ts', 'CONSOLE_SESSION_SECRET: Env.schema.string.optional()')
+    await assert.fileContains(
+      'start/env.ts',
+      'CONSOLE_SESSION_SECRET: Env.schema.string.optional()'
+    )
     await assert.fileContains('.env', 'CONSOLE_SESSION_SECRET')
   }).timeout(60_000)
 })

@@ -18,7 +18,9 @@ class AppExceptionHandlerProvider {
   constructor(protected app: ApplicationService) {}
   async boot() {
     const server = await this.app.container.make('server')
-    server.errorHandler(async () => ({ default: class HttpExceptionHandler extends ExceptionHandler {} }))
+    server.errorHandler(async () => ({
+      default: class HttpExceptionHandler extends ExceptionHandler {},
+    }))
   }
 }
 
@@ -116,14 +118,18 @@ export function cookiePair(line: string | undefined) {
  */
 export function navigate(url: string, headers: Record<string, string> = {}) {
   return new Promise<{ status: number; location?: string; body: string }>((resolve, reject) => {
-    const request = httpGet(url, { headers: { 'sec-fetch-mode': 'navigate', ...headers } }, (response) => {
-      let body = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk) => (body += chunk))
-      response.on('end', () =>
-        resolve({ status: response.statusCode!, location: response.headers.location, body })
-      )
-    })
+    const request = httpGet(
+      url,
+      { headers: { 'sec-fetch-mode': 'navigate', ...headers } },
+      (response) => {
+        let body = ''
+        response.setEncoding('utf8')
+        response.on('data', (chunk) => (body += chunk))
+        response.on('end', () =>
+          resolve({ status: response.statusCode!, location: response.headers.location, body })
+        )
+      }
+    )
     request.on('error', reject)
   })
 }

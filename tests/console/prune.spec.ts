@@ -28,14 +28,20 @@ async function pruneApp(config: ConsoleConfig, entries: ConsoleEntry[]) {
   const app = await consoleApp({ config })
   await app.manager.store.write(entries)
   const remaining = async () => {
-    const rows = await app.db.connection().from('console_entries').select('type', 'summary').orderBy('id')
+    const rows = await app.db
+      .connection()
+      .from('console_entries')
+      .select('type', 'summary')
+      .orderBy('id')
     return rows.map((row: any) => row.summary)
   }
   return { ...app, remaining }
 }
 
 test.group('Console retention', () => {
-  test('prune deletes entries older than prune.after, per type cutoffs first', async ({ assert }) => {
+  test('prune deletes entries older than prune.after, per type cutoffs first', async ({
+    assert,
+  }) => {
     const { manager, remaining } = await pruneApp(
       { prune: { after: '24h', perType: { query: '30m' } } },
       [
@@ -53,12 +59,16 @@ test.group('Console retention', () => {
 
   test('prune keeps only the newest maxRows of a type', async ({ assert }) => {
     const entries = [5, 4, 3, 2, 1].map((hours) => entry('request', hours * HOUR))
-    const { manager, remaining } = await pruneApp(
-      { prune: { maxRows: { request: 2 } } },
-      [...entries, entry('query', 10 * HOUR)]
-    )
+    const { manager, remaining } = await pruneApp({ prune: { maxRows: { request: 2 } } }, [
+      ...entries,
+      entry('query', 10 * HOUR),
+    ])
     assert.deepEqual(await manager.prune(), { request: 3 })
-    assert.deepEqual(await remaining(), [`query ${10 * HOUR}`, `request ${2 * HOUR}`, `request ${HOUR}`])
+    assert.deepEqual(await remaining(), [
+      `query ${10 * HOUR}`,
+      `request ${2 * HOUR}`,
+      `request ${HOUR}`,
+    ])
   })
 
   test('prune deletes in bounded batches: at most batchSize x maxBatchesPerCycle rows a run', async ({
@@ -90,7 +100,9 @@ test.group('Console retention', () => {
     assert.deepEqual(await app.remaining(), [`exception ${HOUR}`])
   })
 
-  test('console:prune without retention settings says so and deletes nothing', async ({ assert }) => {
+  test('console:prune without retention settings says so and deletes nothing', async ({
+    assert,
+  }) => {
     const app = await pruneApp({}, [entry('request', 100 * HOUR)])
     const ace = await app.app.container.make('ace')
     ace.ui.switchMode('raw')
@@ -112,7 +124,9 @@ test.group('Console retention', () => {
     assert.deepEqual(await app.remaining(), [`request ${HOUR}`])
   })
 
-  test('a flush that cannot write counts the entries as failed and warns once', async ({ assert }) => {
+  test('a flush that cannot write counts the entries as failed and warns once', async ({
+    assert,
+  }) => {
     const app = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
     await app.db.connection().schema.dropTable('console_entries')
     await fetch(`${app.url}/nowhere`)

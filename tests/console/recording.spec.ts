@@ -31,7 +31,8 @@ async function recordingApp(config: ConsoleConfig = {}) {
   })
   const json = async (path: string) => {
     const response = await app.api(path)
-    if (response.status !== 200) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+    if (response.status !== 200)
+      throw new Error(`${path}: ${response.status} ${await response.text()}`)
     return (await response.json()) as any
   }
   return { ...app, json, flush: () => app.manager.recorder.flush() }
@@ -42,12 +43,17 @@ test.group('Console recording', () => {
     assert,
   }) => {
     const { url, json, flush } = await recordingApp()
-    assert.equal((await fetch(`${url}/users`)).status, 200)
+    assert.equal(await fetch(`${url}/users`).then((value) => value.status), 200)
     await flush()
 
     const { data: requests } = await json('/requests')
     assert.lengthOf(requests, 1)
-    assert.deepInclude(requests[0], { summary: 'GET /users', status: 200, method: 'GET', type: 'request' })
+    assert.deepInclude(requests[0], {
+      summary: 'GET /users',
+      status: 200,
+      method: 'GET',
+      type: 'request',
+    })
     assert.notProperty(requests[0], 'content')
 
     const { data: batch } = await json(`/batches/${requests[0].batchId}`)
@@ -90,7 +96,14 @@ test.group('Console recording', () => {
 
     const rows = await db.connection().from('console_entries').select('content')
     const stored = rows.map((row: any) => row.content).join('\n')
-    for (const secret of ['query-secret-1', 'header-secret-2', 'cookie-secret-3', 'body-secret-4', 'body-secret-5', 'body-secret-6']) {
+    for (const secret of [
+      'query-secret-1',
+      'header-secret-2',
+      'cookie-secret-3',
+      'body-secret-4',
+      'body-secret-5',
+      'body-secret-6',
+    ]) {
       assert.notInclude(stored, secret)
     }
 
@@ -124,7 +137,10 @@ test.group('Console recording', () => {
     await flush()
     const { data } = await json('/requests')
     const bodies = await Promise.all(
-      data.map(async (summary: any) => (await json(`/entries/${summary.id}`)).data.content.body)
+      data.map(
+        async (summary: any) =>
+          await json(`/entries/${summary.id}`).then((value) => value.data.content.body)
+      )
     )
     assert.sameMembers(bodies, [
       '[skipped: application/octet-stream]',
@@ -136,8 +152,8 @@ test.group('Console recording', () => {
     assert,
   }) => {
     const { url, json, flush } = await recordingApp()
-    assert.equal((await fetch(`${url}/boom`)).status, 500)
-    assert.equal((await fetch(`${url}/missing`)).status, 404)
+    assert.equal(await fetch(`${url}/boom`).then((value) => value.status), 500)
+    assert.equal(await fetch(`${url}/missing`).then((value) => value.status), 404)
     await flush()
 
     const { data: exceptions } = await json('/exceptions')
@@ -200,7 +216,9 @@ test.group('Console recording', () => {
     assert.deepEqual(data[0].tags, ['slow'])
   })
 
-  test("the console's own API requests and their queries are never recorded", async ({ assert }) => {
+  test("the console's own API requests and their queries are never recorded", async ({
+    assert,
+  }) => {
     const { url, json, flush, api } = await recordingApp()
     await fetch(`${url}/users`)
     await flush()
@@ -218,7 +236,9 @@ test.group('Console recording', () => {
   })
 
   test('a full buffer drops and counts whole batches instead of growing', async ({ assert }) => {
-    const { url, manager, flush, json } = await recordingApp({ buffer: { maxEntries: 5, flushIntervalMs: 60_000 } })
+    const { url, manager, flush, json } = await recordingApp({
+      buffer: { maxEntries: 5, flushIntervalMs: 60_000 },
+    })
     await fetch(`${url}/users`)
     await fetch(`${url}/users`)
     // the second request's batch (its request and three queries) does not fit: dropped whole
@@ -226,14 +246,16 @@ test.group('Console recording', () => {
     assert.equal(manager.recorder.dropped, 4)
     await flush()
     assert.equal(manager.recorder.written, 4)
-    assert.lengthOf((await json('/queries')).data, 3)
-    assert.lengthOf((await json('/requests')).data, 1)
+    assert.lengthOf(await json('/queries').then((value) => value.data), 3)
+    assert.lengthOf(await json('/requests').then((value) => value.data), 1)
   })
 
   test('a batch keeps at most maxEntriesPerBatch entries and its request says how many were dropped', async ({
     assert,
   }) => {
-    const { url, json, flush } = await recordingApp({ buffer: { maxEntriesPerBatch: 2, flushIntervalMs: 60_000 } })
+    const { url, json, flush } = await recordingApp({
+      buffer: { maxEntriesPerBatch: 2, flushIntervalMs: 60_000 },
+    })
     await fetch(`${url}/users`)
     await flush()
     const { data: requests } = await json('/requests')
@@ -259,19 +281,25 @@ test.group('Console recording', () => {
     const { url, json, flush, api } = await recordingApp()
     for (let i = 0; i < 3; i++) await fetch(`${url}/users`)
     await fetch(`${url}/boom`)
-    await fetch(`${url}/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    await fetch(`${url}/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
     await flush()
 
     assert.deepEqual(
-      (await json('/requests?status=5xx')).data.map((r: any) => r.summary),
+      await json('/requests?status=5xx').then((value) => value.data.map((r: any) => r.summary)),
       ['GET /boom']
     )
     assert.deepEqual(
-      (await json('/requests?status=200&method=post')).data.map((r: any) => r.summary),
+      await json('/requests?status=200&method=post').then((value) =>
+        value.data.map((r: any) => r.summary)
+      ),
       ['POST /signup']
     )
-    assert.lengthOf((await json('/queries?tag=duplicate')).data, 6)
-    assert.lengthOf((await json('/requests?slow=true')).data, 0)
+    assert.lengthOf(await json('/queries?tag=duplicate').then((value) => value.data), 6)
+    assert.lengthOf(await json('/requests?slow=true').then((value) => value.data), 0)
 
     const seen: string[] = []
     let cursor: string | null = null
@@ -296,10 +324,14 @@ test.group('Console recording', () => {
     ]) {
       const response = await api(`/requests?${query}`)
       assert.equal(response.status, 400, query)
-      assert.equal((await response.json()).errors[0].parameter, parameter, query)
+      assert.equal(
+        await response.json().then((value: any) => value.errors[0].parameter),
+        parameter,
+        query
+      )
     }
-    assert.equal((await api('/entries/not-an-id')).status, 400)
-    assert.equal((await api('/entries/000000000000000000000000')).status, 404)
-    assert.equal((await api('/batches/000000000000000000000000')).status, 404)
+    assert.equal(await api('/entries/not-an-id').then((value) => value.status), 400)
+    assert.equal(await api('/entries/000000000000000000000000').then((value) => value.status), 404)
+    assert.equal(await api('/batches/000000000000000000000000').then((value) => value.status), 404)
   })
 })

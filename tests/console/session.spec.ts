@@ -14,7 +14,10 @@ function loginAuth(extra: Partial<NonNullable<ConsoleConfig['dashboardAuth']>> =
   }
 }
 
-function login(api: (path: string, init?: RequestInit) => Promise<Response>, password = 'lovelace') {
+function login(
+  api: (path: string, init?: RequestInit) => Promise<Response>,
+  password = 'lovelace'
+) {
   return api('/auth/login', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -30,7 +33,10 @@ test.group('Console session cookie', () => {
     const response = await login(api)
     assert.equal(response.status, 204)
     const line = setCookie(response)!
-    assert.match(line, /^console_session=[\w-]+\.[\w-]+; Path=\/console; Max-Age=28800; HttpOnly; SameSite=Lax$/)
+    assert.match(
+      line,
+      /^console_session=[\w-]+\.[\w-]+; Path=\/console; Max-Age=28800; HttpOnly; SameSite=Lax$/
+    )
     const session = verifySession(cookiePair(line).split('=')[1], SECRET)!
     assert.equal(session.sub, '1')
     assert.equal(session.exp - session.iat, 8 * 3600)
@@ -101,7 +107,7 @@ test.group('Console session cookie', () => {
         }),
       },
     })
-    assert.equal((await login(api, '')).status, 204)
+    assert.equal(await login(api, '').then((value) => value.status), 204)
     assert.deepEqual(seen, [''])
   })
 
@@ -113,7 +119,7 @@ test.group('Console session cookie', () => {
       body: JSON.stringify({ username: 'ada', password: 12 }),
     })
     assert.equal(response.status, 400)
-    assert.equal((await response.json()).errors[0].parameter, 'password')
+    assert.equal(await response.json().then((value: any) => value.errors[0].parameter), 'password')
   })
 
   test('mode A: the session hook reads the request; null denies; a configured-out mode is 404', async ({
@@ -123,15 +129,16 @@ test.group('Console session cookie', () => {
       config: {
         dashboardAuth: {
           secret: SECRET,
-          session: (ctx) => (ctx.request.header('x-host-user') === 'grace' ? { id: 'grace' } : null),
+          session: (ctx) =>
+            ctx.request.header('x-host-user') === 'grace' ? { id: 'grace' } : null,
         },
       },
     })
     const ok = await api('/auth/session', { method: 'POST', headers: { 'x-host-user': 'grace' } })
     assert.equal(ok.status, 204)
     assert.isDefined(setCookie(ok))
-    assert.equal((await api('/auth/session', { method: 'POST' })).status, 401)
-    assert.equal((await login(api)).status, 404)
+    assert.equal(await api('/auth/session', { method: 'POST' }).then((value) => value.status), 401)
+    assert.equal(await login(api).then((value) => value.status), 404)
     const me = await api('/auth/me')
     assert.equal(me.status, 401)
     assert.deepEqual(await me.json(), { auth: { modes: ['session'] } })
@@ -141,13 +148,17 @@ test.group('Console session cookie', () => {
     assert,
   }) => {
     const { api } = await consoleApp({ config: { dashboardAuth: loginAuth() } })
-    assert.equal((await api('/auth/session', { method: 'POST' })).status, 404)
-    assert.deepEqual(await (await api('/auth/me')).json(), { auth: { modes: ['login'] } })
+    assert.equal(await api('/auth/session', { method: 'POST' }).then((value) => value.status), 404)
+    const me = await api('/auth/me')
+    assert.deepEqual(await me.json(), { auth: { modes: ['login'] } })
   })
 
   test('logout clears the cookie', async ({ assert }) => {
     const { api } = await consoleApp({ config: { dashboardAuth: loginAuth() } })
-    const response = await api('/auth/logout', { method: 'POST', headers: { cookie: sessionCookie() } })
+    const response = await api('/auth/logout', {
+      method: 'POST',
+      headers: { cookie: sessionCookie() },
+    })
     assert.equal(response.status, 204)
     assert.match(setCookie(response)!, /^console_session=; Path=\/console; Max-Age=0;/)
   })
@@ -174,12 +185,22 @@ test.group('Console session cookie', () => {
       signSession({ sub: 'x', roles: 'admin', iat: 1, exp: 2 } as any, SECRET),
       'a'.repeat(5000),
     ]
-    for (const value of cookies) {
-      const response = await api('/requests', { headers: { cookie: `${SESSION_COOKIE}=${value}` } })
-      assert.equal(response.status, 401, value.slice(0, 40))
-      assert.equal((await response.json()).errors[0].code, 'E_CONSOLE_UNAUTHENTICATED')
+    for (const cookie of cookies) {
+      const response = await api('/requests', {
+        headers: { cookie: `${SESSION_COOKIE}=${cookie}` },
+      })
+      assert.equal(response.status, 401, cookie.slice(0, 40))
+      assert.equal(
+        await response.json().then((value: any) => value.errors[0].code),
+        'E_CONSOLE_UNAUTHENTICATED'
+      )
     }
-    assert.equal((await api('/requests', { headers: { cookie: `${SESSION_COOKIE}=${valid}` } })).status, 200)
+    assert.equal(
+      await api('/requests', { headers: { cookie: `${SESSION_COOKIE}=${valid}` } }).then(
+        (value) => value.status
+      ),
+      200
+    )
   })
 
   test('an expired cookie is accepted within the 30 s skew grace and refused beyond it', async ({
@@ -211,7 +232,14 @@ test.group('Console session cookie', () => {
     assert.isUndefined(setCookie(young))
 
     const old = await api('/requests', {
-      headers: { cookie: sessionCookie({ iatOffset: -3700, expOffset: 7200 - 3700, name: 'Ada', roles: ['ops'] }) },
+      headers: {
+        cookie: sessionCookie({
+          iatOffset: -3700,
+          expOffset: 7200 - 3700,
+          name: 'Ada',
+          roles: ['ops'],
+        }),
+      },
     })
     assert.equal(old.status, 200)
     const line = setCookie(old)!
@@ -221,9 +249,13 @@ test.group('Console session cookie', () => {
     assert.closeTo(session.iat, Math.floor(Date.now() / 1000), 5)
   })
 
-  test('a cookie signed for a longer ttl than the configured one is refused', async ({ assert }) => {
+  test('a cookie signed for a longer ttl than the configured one is refused', async ({
+    assert,
+  }) => {
     const { api } = await consoleApp({ config: { dashboardAuth: loginAuth({ ttl: '1h' }) } })
-    const response = await api('/requests', { headers: { cookie: sessionCookie({ expOffset: 8 * 3600 }) } })
+    const response = await api('/requests', {
+      headers: { cookie: sessionCookie({ expOffset: 8 * 3600 }) },
+    })
     assert.equal(response.status, 401)
   })
 
@@ -242,14 +274,19 @@ test.group('Console session cookie', () => {
         }),
       },
     })
-    await api('/requests', { headers: { cookie: sessionCookie({ iatOffset: -60, expOffset: 7140 }) } })
+    await api('/requests', {
+      headers: { cookie: sessionCookie({ iatOffset: -60, expOffset: 7140 }) },
+    })
     assert.lengthOf(calls, 0)
 
     const cookie = sessionCookie({ iatOffset: -4000, expOffset: 3200, roles: ['ops'] })
     const responses = await Promise.all(
       Array.from({ length: 5 }, () => api('/requests', { headers: { cookie } }))
     )
-    assert.deepEqual(responses.map((r) => r.status), [200, 200, 200, 200, 200])
+    assert.deepEqual(
+      responses.map((r) => r.status),
+      [200, 200, 200, 200, 200]
+    )
     assert.isTrue(responses.every((r) => setCookie(r) !== undefined))
     assert.deepEqual(calls, [{ id: 'u1', roles: ['ops'] }])
   })
@@ -275,6 +312,9 @@ test.group('Console session cookie', () => {
       assert.equal(response.status, 401)
       assert.match(setCookie(response)!, /^console_session=; .*Max-Age=0/)
     }
-    assert.equal(warnings.filter((line) => line.includes('dashboardAuth.revalidate threw')).length, 1)
+    assert.equal(
+      warnings.filter((line) => line.includes('dashboardAuth.revalidate threw')).length,
+      1
+    )
   })
 })

@@ -56,7 +56,10 @@ export class ExceptionWatcher {
       }
       const status = Number.isInteger(err.status) ? err.status! : 500
       if (status < 500 && !this.#config.exceptions.captureHttp4xx) return
-      const name = err.constructor?.name && err.constructor.name !== 'Object' ? err.constructor.name : (err.name ?? 'Error')
+      const name =
+        err.constructor?.name && err.constructor.name !== 'Object'
+          ? err.constructor.name
+          : (err.name ?? 'Error')
       const message = String(err.message ?? '')
       this.#recorder.record(
         {
@@ -72,7 +75,10 @@ export class ExceptionWatcher {
             message: redactValue(message, this.#config.redact),
             code: err.code ?? null,
             status,
-            stack: typeof err.stack === 'string' ? err.stack.split('\n').slice(0, MAX_STACK_LINES).join('\n') : null,
+            stack:
+              typeof err.stack === 'string'
+                ? err.stack.split('\n').slice(0, MAX_STACK_LINES).join('\n')
+                : null,
             path: ctx?.request.url() ?? null,
           },
         },
