@@ -9,6 +9,7 @@ import {
 import { resolveConsoleConfig } from '../../src/console/define_config.ts'
 import { MemoryConsoleStore } from '../../src/console/stores/memory.ts'
 import { consoleApp, SECRET } from './helpers.ts'
+import { setupApp } from '../helpers.ts'
 
 test.group('Console config', () => {
   test('dashboardAuth without a secret, with an empty or short one, or without a mode fails at boot, naming the fix', ({
@@ -124,5 +125,62 @@ test.group('Console config', () => {
       ]
     )
     assert.instanceOf(app.manager.store, MemoryConsoleStore)
+  })
+})
+
+test.group('Console provider', () => {
+  test('an app without config/console.ts fails at boot naming the file and defineConfig', async ({
+    assert,
+  }) => {
+    await assert.rejects(
+      () => setupApp({ providers: [() => import('../../providers/console_provider.ts')] }),
+      /Missing config\/console\.ts\. Run "node ace configure adonis-atrium --features=console" or export defineConfig/
+    )
+  })
+
+  test('enabled: false mounts no route and records nothing', async ({ assert }) => {
+    const app = await consoleApp({
+      config: { enabled: false, storage: stores.memory() },
+      routes: (router) => router.get('/ping', () => 'pong'),
+    })
+    assert.equal(await fetch(`${app.url}/ping`).then((value) => value.status), 200)
+    assert.equal(await app.api('/requests').then((value) => value.status), 404)
+    assert.equal(await fetch(`${app.url}/console`).then((value) => value.status), 404)
+    await app.manager.recorder.flush()
+    const page = await app.manager.store.list({ type: 'request', limit: 10 })
+    assert.lengthOf(page.data, 0)
+  })
+
+  test('the memory store serves the same API as the database store', async ({ assert }) => {
+    const app = await consoleApp({
+      config: { storage: stores.memory(), buffer: { flushIntervalMs: 60_000 } },
+      routes: (router) => {
+        router.get('/ping', () => 'pong')
+        router.get('/fail', () => {
+          throw new Error('memory kaboom')
+        })
+      },
+    })
+    await fetch(`${app.url}/ping`)
+    await fetch(`${app.url}/fail`)
+    await app.manager.recorder.flush()
+    const failing = await app.api('/requests?status=5xx').then((value) => value.json() as any)
+    assert.deepEqual(
+      failing.data.map((entry: any) => entry.summary),
+      ['GET /fail']
+    )
+    const batch = await app
+      .api(`/batches/${failing.data[0].batchId}`)
+      .then((value) => value.json() as any)
+    assert.deepEqual(
+      batch.data.entries.map((entry: any) => entry.type),
+      ['request', 'exception']
+    )
+    const first = await app.api('/requests?limit=1').then((value) => value.json() as any)
+    const second = await app
+      .api(`/requests?limit=1&before=${first.nextCursor}`)
+      .then((value) => value.json() as any)
+    assert.equal(second.data[0].summary, 'GET /ping')
+    assert.isNull(second.nextCursor)
   })
 })
