@@ -228,6 +228,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
   const redact = config.redact ?? {}
   const capture = config.requestCapture ?? {}
   const buffer = config.buffer ?? {}
+  const maxEntries = Math.max(1, positiveInteger(buffer.maxEntries, 'buffer.maxEntries', 10_000))
   return {
     enabled: config.enabled ?? true,
     path: mountPath(config.path),
@@ -256,7 +257,11 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
     exceptions: { captureHttp4xx: config.exceptions?.captureHttp4xx ?? false },
     slowRequestMs: positiveInteger(config.slowRequestMs, 'slowRequestMs', 1000),
     buffer: {
-      maxEntries: Math.max(1, positiveInteger(buffer.maxEntries, 'buffer.maxEntries', 10_000)),
+      maxEntries,
+      flushAt: Math.max(
+        1,
+        positiveInteger(buffer.flushAt, 'buffer.flushAt', Math.ceil(maxEntries / 2))
+      ),
       maxEntriesPerBatch: Math.max(
         1,
         positiveInteger(buffer.maxEntriesPerBatch, 'buffer.maxEntriesPerBatch', 1000)

@@ -14,7 +14,8 @@ export const INSERT_CHUNK = 200
 /**
  * Collects entries from the watchers without slowing the request: entries
  * wait in their batch until the request ends, then in a bounded memory
- * buffer, and an unref'd timer writes them in one transaction per flush.
+ * buffer, and an unref'd timer (or a buffer past `flushAt`) writes them in
+ * one transaction per flush.
  * When the buffer is full, new batches are dropped whole and counted.
  */
 export class ConsoleRecorder {
@@ -24,6 +25,7 @@ export class ConsoleRecorder {
   #buffer: ConsoleEntry[] = []
   #timer?: NodeJS.Timeout
   #flushing?: Promise<void>
+  #earlyFlush?: NodeJS.Immediate
   #warnedWrite = false
 
   /** Entries dropped because the buffer was full */
@@ -113,6 +115,13 @@ export class ConsoleRecorder {
       return
     }
     this.#buffer.push(...entries)
+    // a burst fills the buffer faster than the timer drains it: flush early
+    if (this.#buffer.length >= this.#config.buffer.flushAt && !this.#earlyFlush) {
+      this.#earlyFlush = setImmediate(() => {
+        this.#earlyFlush = undefined
+        void this.flush()
+      })
+    }
   }
 
   /**
@@ -150,6 +159,8 @@ export class ConsoleRecorder {
   /** Stops the timer and writes what is left */
   async stop() {
     if (this.#timer) clearInterval(this.#timer)
+    if (this.#earlyFlush) clearImmediate(this.#earlyFlush)
+    this.#earlyFlush = undefined
     this.#timer = undefined
     await this.flush()
   }

@@ -125,7 +125,13 @@ export interface ConsoleConfig {
   /** A request at least this long is slow and always kept, 1000 ms by default */
   slowRequestMs?: number
   /** In-memory buffer between the request and the store */
-  buffer?: { maxEntries?: number; maxEntriesPerBatch?: number; flushIntervalMs?: number }
+  buffer?: {
+    maxEntries?: number
+    maxEntriesPerBatch?: number
+    flushIntervalMs?: number
+    /** Buffered entries that trigger a flush before the timer, half of `maxEntries` by default */
+    flushAt?: number
+  }
   prune?: PruneOptions
   authorizer?: ConsoleAuthorizer
   authorizeAction?: ConsoleActionAuthorizer
@@ -167,7 +173,12 @@ export interface ResolvedConsoleConfig {
   resolveUser: (ctx: HttpContext) => ConsoleSessionUser | null | undefined
   exceptions: { captureHttp4xx: boolean }
   slowRequestMs: number
-  buffer: { maxEntries: number; maxEntriesPerBatch: number; flushIntervalMs: number }
+  buffer: {
+    maxEntries: number
+    maxEntriesPerBatch: number
+    flushIntervalMs: number
+    flushAt: number
+  }
   prune: ResolvedPrune
   authorizer?: ConsoleAuthorizer
   authorizeAction?: ConsoleActionAuthorizer

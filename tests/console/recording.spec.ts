@@ -237,7 +237,7 @@ test.group('Console recording', () => {
 
   test('a full buffer drops and counts whole batches instead of growing', async ({ assert }) => {
     const { url, manager, flush, json } = await recordingApp({
-      buffer: { maxEntries: 5, flushIntervalMs: 60_000 },
+      buffer: { maxEntries: 5, flushAt: 100, flushIntervalMs: 60_000 },
     })
     await fetch(`${url}/users`)
     await fetch(`${url}/users`)
@@ -265,6 +265,18 @@ test.group('Console recording', () => {
       ['request', 'query', 'query']
     )
     assert.equal(batch.entries[0].content.droppedEntries, 1)
+  })
+
+  test('a buffer past flushAt is written before the timer fires', async ({ assert }) => {
+    const { url, manager, json } = await recordingApp({
+      buffer: { maxEntries: 8, flushIntervalMs: 3_600_000 },
+    })
+    await fetch(`${url}/users`)
+    while (manager.recorder.written < 4) await new Promise((resolve) => setTimeout(resolve, 10))
+    await fetch(`${url}/users`)
+    while (manager.recorder.written < 8) await new Promise((resolve) => setTimeout(resolve, 10))
+    assert.equal(manager.recorder.dropped, 0)
+    assert.lengthOf(await json('/requests').then((value) => value.data), 2)
   })
 
   test('the flush timer writes without being asked', async ({ assert }) => {
