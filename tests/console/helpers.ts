@@ -37,6 +37,8 @@ export async function consoleApp(
     config?: ConsoleConfig
     routes?: (router: Router) => void
     production?: boolean
+    /** Registers the bodyparser as start/kernel.ts does (default true) */
+    bodyparser?: boolean
   } = {}
 ) {
   const db = await createDatabase()
@@ -56,15 +58,16 @@ export async function consoleApp(
       config: { console: defineConfig(options.config ?? {}) },
       routes: async (router) => {
         const config = bodyParserConfig({})
-        router.use([
-          async () => ({
-            default: class extends BodyParserMiddleware {
-              constructor() {
-                super(config as any)
-              }
-            },
-          }),
-        ])
+        if (options.bodyparser !== false)
+          router.use([
+            async () => ({
+              default: class extends BodyParserMiddleware {
+                constructor() {
+                  super(config as any)
+                }
+              },
+            }),
+          ])
         options.routes?.(router)
       },
     })

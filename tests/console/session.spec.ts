@@ -111,6 +111,27 @@ test.group('Console session cookie', () => {
     assert.deepEqual(seen, [''])
   })
 
+  test('login reads its JSON body itself when the app has no bodyparser, capped at 16 KiB', async ({
+    assert,
+  }) => {
+    const { api } = await consoleApp({ config: { dashboardAuth: loginAuth() }, bodyparser: false })
+    assert.equal(await login(api).then((value) => value.status), 204)
+    assert.equal(await login(api, 'wrong').then((value) => value.status), 401)
+    const big = await api('/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'ada', password: 'x'.repeat(20_000) }),
+    })
+    assert.equal(big.status, 400)
+    const broken = await api('/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"username":',
+    })
+    assert.equal(broken.status, 400)
+    assert.equal(await broken.json().then((value: any) => value.errors[0].parameter), 'body')
+  })
+
   test('a login body without string fields is a 400 naming the field', async ({ assert }) => {
     const { api } = await consoleApp({ config: { dashboardAuth: loginAuth() } })
     const response = await api('/auth/login', {
