@@ -279,6 +279,36 @@ test.group('Console recording', () => {
     assert.lengthOf(await json('/requests').then((value) => value.data), 2)
   })
 
+  test('resolveUser names the user on the request entry and skipBody keeps a body out', async ({
+    assert,
+  }) => {
+    const { url, json, flush } = await recordingApp({
+      resolveUser: (ctx) => ({ id: String(ctx.request.header('x-user') ?? 'anonymous') }),
+      requestCapture: { skipBody: (ctx) => ctx.request.url() === '/signup' },
+    })
+    await fetch(`${url}/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-user': 'u7' },
+      body: JSON.stringify({ email: 'grace@example.com' }),
+    })
+    await flush()
+    const { data } = await json('/requests')
+    const { data: entry } = await json(`/entries/${data[0].id}`)
+    assert.deepEqual(entry.content.user, { id: 'u7' })
+    assert.equal(entry.content.body, '[skipped]')
+  })
+
+  test('shutdown writes what is still buffered', async ({ assert }) => {
+    const { url, db, close, manager } = await recordingApp({
+      buffer: { flushIntervalMs: 3_600_000 },
+    })
+    await fetch(`${url}/users`)
+    assert.equal(manager.recorder.pending, 4)
+    await close()
+    const rows = await db.connection().from('console_entries').count('* as total')
+    assert.equal(Number(rows[0].total), 4)
+  })
+
   test('the flush timer writes without being asked', async ({ assert }) => {
     const { url, manager, json } = await recordingApp({ buffer: { flushIntervalMs: 20 } })
     await fetch(`${url}/users`)
