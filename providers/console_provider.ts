@@ -62,9 +62,9 @@ export default class ConsoleProvider {
     }
     const { registerConsoleRoutes } = await import('../src/console/http/routes.ts')
     registerConsoleRoutes(await this.app.container.make('router'), manager)
-    await manager.start()
     const logger = await this.app.container.make('logger')
     logger.info(manager.gates.describe())
+    await manager.start()
   }
 
   async shutdown() {

@@ -1,7 +1,8 @@
 /**
  * Cost of recording: one route running three Lucid queries and a log line,
  * served by two apps in the same run, one with the console recording
- * (request and exception watchers, the query watcher, the Lucid store) and
+ * (request and exception watchers, the query and log watchers, the Lucid
+ * store) and
  * one with `enabled: false`. Rounds alternate off/on so drift hits both; a
  * child process generates the load over keep-alive sockets on loopback.
  */
@@ -37,7 +38,10 @@ async function boot(which: Dialect, directory: string, recording: boolean) {
     ],
     config: {
       database: { connection: which, connections: { [which]: connection } },
-      console: defineConfig({ enabled: recording, watchers: [watchers.queries()] }),
+      console: defineConfig({
+        enabled: recording,
+        watchers: [watchers.queries(), watchers.logs()],
+      }),
       logger: {
         default: 'app',
         loggers: { app: { enabled: true, level: 'info', destination: '/dev/null' } },

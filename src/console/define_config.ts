@@ -208,6 +208,18 @@ export const watchers = {
       },
     }
   },
+  /**
+   * Log lines written through the Adonis logger, at or above `level` ('info' by default).
+   */
+  logs(
+    options: { level?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' } = {}
+  ): WatcherDescriptor {
+    const level = options.level ?? 'info'
+    if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal'].includes(level)) {
+      fail(`Invalid "watchers.logs.level" in ${FILE}: use trace, debug, info, warn, error or fatal`)
+    }
+    return { name: 'logs', options: { level } }
+  },
 }
 
 /**

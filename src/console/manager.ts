@@ -7,6 +7,7 @@ import { DashboardSessions } from './session.ts'
 import type { ConsoleStore, PruneResult } from './stores/contract.ts'
 import type { ResolvedConsoleConfig } from './types.ts'
 import { ExceptionWatcher } from './watchers/exception_watcher.ts'
+import { LogWatcher } from './watchers/log_watcher.ts'
 import { QueryWatcher } from './watchers/query_watcher.ts'
 import { RequestWatcher } from './watchers/request_watcher.ts'
 
@@ -23,6 +24,7 @@ export class ConsoleManager {
   readonly requestWatcher: RequestWatcher
   #exceptionWatcher: ExceptionWatcher
   #queryWatchers: QueryWatcher[] = []
+  #logWatcher?: LogWatcher
   #app: ApplicationService
   #started = false
 
@@ -57,6 +59,9 @@ export class ConsoleManager {
           await this.#app.container.make('lucid.db')
         )
         this.#queryWatchers.push(query)
+      } else if (watcher.name === 'logs') {
+        this.#logWatcher = new LogWatcher(this.config, this.recorder, watcher.options)
+        this.#logWatcher.install()
       }
     }
     this.recorder.start()
@@ -71,6 +76,7 @@ export class ConsoleManager {
   async shutdown() {
     this.#exceptionWatcher.uninstall()
     for (const watcher of this.#queryWatchers) watcher.uninstall()
+    this.#logWatcher?.uninstall()
     await this.recorder.stop()
     await this.store.close?.()
   }

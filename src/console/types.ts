@@ -6,7 +6,7 @@ import type { ConsoleStore } from './stores/contract.ts'
 export type Duration = string | number
 
 /** Kinds of entries this version records */
-export const ENTRY_TYPES = ['request', 'query', 'exception'] as const
+export const ENTRY_TYPES = ['request', 'query', 'exception', 'log'] as const
 export type EntryType = (typeof ENTRY_TYPES)[number]
 
 /** What a `session`, `login` or `resolveUser` hook returns for a user */

@@ -22,6 +22,12 @@ function hostRoutes(router: Router) {
     throw Object.assign(new Error('No such user'), { status: 404 })
   })
   router.post('/signup', async () => ({ ok: true }))
+  router.get('/logged', async (ctx) => {
+    ctx.logger.info({ password: 'log-secret', orderId: 7 }, 'order %s placed', 'A1')
+    ctx.logger.debug('below the watcher level')
+    ctx.logger.error(new Error('payment declined'), 'charge failed')
+    return 'ok'
+  })
 }
 
 async function recordingApp(config: ConsoleConfig = {}) {
@@ -307,6 +313,36 @@ test.group('Console recording', () => {
     await close()
     const rows = await db.connection().from('console_entries').count('* as total')
     assert.equal(Number(rows[0].total), 4)
+  })
+
+  test('log lines join their request batch, redacted, at or above the watcher level', async ({
+    assert,
+  }) => {
+    const { url, json, flush, app } = await recordingApp({
+      watchers: [watchers.queries(), watchers.logs({ level: 'info' })],
+    })
+    await fetch(`${url}/logged`)
+    const logger = await app.container.make('logger')
+    logger.warn('outside any request')
+    await flush()
+
+    const { data: requests } = await json('/requests')
+    const { data: batch } = await json(`/batches/${requests[0].batchId}`)
+    const logs = batch.entries.filter((entry: any) => entry.type === 'log')
+    assert.deepEqual(
+      logs.map((entry: any) => [entry.content.level, entry.content.message, entry.content.context]),
+      [
+        ['info', 'order A1 placed', { password: '[redacted]', orderId: 7 }],
+        ['error', 'charge failed', { err: { name: 'Error', message: 'payment declined' } }],
+      ]
+    )
+    const { data: all } = await json('/logs')
+    assert.sameMembers(
+      all.map((entry: any) => entry.summary),
+      ['info: order A1 placed', 'error: charge failed', 'warn: outside any request']
+    )
+    const { data: errors } = await json('/logs?tag=error')
+    assert.lengthOf(errors, 1)
   })
 
   test('the flush timer writes without being asked', async ({ assert }) => {

@@ -27,7 +27,7 @@ pre{background:#f6f8fa;padding:8px;overflow:auto}
 </head>
 <body>
 <header><strong>Console</strong>
-<nav id="tabs"><button data-type="requests">Requests</button><button data-type="queries">Queries</button><button data-type="exceptions">Exceptions</button></nav>
+<nav id="tabs"><button data-type="requests">Requests</button><button data-type="queries">Queries</button><button data-type="exceptions">Exceptions</button><button data-type="logs">Logs</button></nav>
 <button id="logout" class="hidden">Sign out</button></header>
 <main>
 <form id="login" class="hidden"><p>Sign in to the console</p>

@@ -36,6 +36,7 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/requests', entries.list('request')).as('requests')
       router.get('/queries', entries.list('query')).as('queries')
       router.get('/exceptions', entries.list('exception')).as('exceptions')
+      router.get('/logs', entries.list('log')).as('logs')
       router.get('/entries/:id', entries.show).as('entry')
       router.get('/batches/:id', entries.batch).as('batch')
       router.post('/prune', entries.prune).as('prune')
