@@ -22,6 +22,7 @@ export const MIGRATION_STUBS = {
     'billing_audit_events',
   ],
   collaboration: ['collaboration'],
+  console: ['console_entries'],
 } as const
 
 export type MigrationFeature = keyof typeof MIGRATION_STUBS

@@ -1,0 +1,73 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import type { ConsoleManager } from '../src/console/manager.ts'
+import type { ResolvedConsoleConfig } from '../src/console/types.ts'
+
+declare module '@adonisjs/core/types' {
+  interface ContainerBindings {
+    'atrium.console': ConsoleManager
+  }
+}
+
+/**
+ * Registers the console manager; in the web and test environments mounts the
+ * page and the API, registers the request watcher as server middleware and
+ * installs the watchers. Flushes buffered entries on shutdown.
+ */
+export default class ConsoleProvider {
+  #manager?: ConsoleManager
+
+  constructor(protected app: ApplicationService) {}
+
+  async #config(): Promise<ResolvedConsoleConfig> {
+    const { configProvider } = await import('@adonisjs/core')
+    const raw = this.app.config.get<unknown>('console')
+    const resolved = raw ? await configProvider.resolve<ResolvedConsoleConfig>(this.app, raw) : null
+    if (!resolved || typeof resolved !== 'object' || !('storage' in resolved)) {
+      const { E_CONSOLE_CONFIG } = await import('../src/console/errors.ts')
+      throw new E_CONSOLE_CONFIG(
+        'Missing config/console.ts. Run "node ace configure adonis-atrium --features=console" or export defineConfig({...}) from adonis-atrium/console in config/console.ts'
+      )
+    }
+    return resolved
+  }
+
+  register() {
+    this.app.container.singleton('atrium.console', async () => {
+      const config = await this.#config()
+      const { ConsoleManager } = await import('../src/console/manager.ts')
+      const logger = await this.app.container.make('logger')
+      return new ConsoleManager(this.app, config, await config.storage.resolver(this.app), logger)
+    })
+  }
+
+  async boot() {
+    const config = await this.#config()
+    const environment = this.app.getEnvironment()
+    if (!config.enabled || (environment !== 'web' && environment !== 'test')) return
+
+    const manager = await this.app.container.make('atrium.console')
+    this.#manager = manager
+    if (config.registerRequestMiddleware) {
+      const watcher = manager.requestWatcher
+      const server = await this.app.container.make('server')
+      server.use([
+        async () => ({
+          default: class ConsoleRequestMiddleware {
+            handle(...args: Parameters<typeof watcher.handle>) {
+              return watcher.handle(...args)
+            }
+          },
+        }),
+      ])
+    }
+    const { registerConsoleRoutes } = await import('../src/console/http/routes.ts')
+    registerConsoleRoutes(await this.app.container.make('router'), manager)
+    const logger = await this.app.container.make('logger')
+    logger.info(manager.gates.describe())
+    await manager.start()
+  }
+
+  async shutdown() {
+    await this.#manager?.shutdown()
+  }
+}

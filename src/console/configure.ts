@@ -1,0 +1,28 @@
+import type { FeatureInstaller } from '../shared/features.ts'
+import { publishMigrationOnce } from '../shared/features.ts'
+import { stubsRoot } from '../../stubs/main.ts'
+
+/**
+ * The console publishes config/console.ts, the console_entries migration
+ * (once), its provider and the optional CONSOLE_SESSION_SECRET variable.
+ * `configure.ts` registers `adonis-atrium/commands` (console:prune) for every feature.
+ */
+export const consoleInstaller: FeatureInstaller = {
+  name: 'console',
+  description: 'Operations console (preview): requests, queries and exceptions behind a gate',
+  async install(command, codemods) {
+    await codemods.makeUsingStub(stubsRoot, 'config/console.stub', {})
+    await publishMigrationOnce(command, codemods, stubsRoot, {
+      stub: 'make/migration/console_entries.stub',
+      tableName: 'console_entries',
+    })
+    await codemods.updateRcFile((rcFile) => {
+      rcFile.addProvider('adonis-atrium/providers/console_provider')
+    })
+    await codemods.defineEnvVariables({ CONSOLE_SESSION_SECRET: '' })
+    await codemods.defineEnvValidations({
+      leadingComment: 'Variables for the Atrium console',
+      variables: { CONSOLE_SESSION_SECRET: 'Env.schema.string.optional()' },
+    })
+  },
+}

@@ -1,0 +1,313 @@
+import { configProvider } from '@adonisjs/core'
+import type { ConfigProvider } from '@adonisjs/core/types'
+import stringHelpers from '@adonisjs/core/helpers/string'
+import { E_CONSOLE_CONFIG } from './errors.ts'
+import type {
+  ConsoleConfig,
+  ConsoleStoreFactory,
+  Duration,
+  EntryType,
+  ResolvedConsoleConfig,
+  ResolvedDashboardAuth,
+  ResolvedPrune,
+  WatcherDescriptor,
+} from './types.ts'
+import { ENTRY_TYPES } from './types.ts'
+
+const FILE = 'config/console.ts'
+
+/** Shortest accepted `dashboardAuth.secret`, in bytes */
+export const MIN_SECRET_BYTES = 32
+
+/** Headers never recorded in clear */
+export const DEFAULT_REDACTED_HEADERS = [
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'x-csrf-token',
+  'x-xsrf-token',
+]
+
+/** Body and query keys never recorded in clear, at any depth */
+export const DEFAULT_REDACTED_KEYS = [
+  'password',
+  'password_confirmation',
+  'passwordConfirmation',
+  'current_password',
+  'token',
+  'access_token',
+  'refresh_token',
+  'secret',
+  'api_key',
+  'apiKey',
+  'card_number',
+  'cvv',
+]
+
+/** Body content types whose bodies are never recorded */
+export const DEFAULT_SKIPPED_BODY_TYPES = [
+  'multipart/form-data',
+  'application/octet-stream',
+  'image/',
+  'audio/',
+  'video/',
+  'application/pdf',
+  'application/zip',
+]
+
+function fail(message: string): never {
+  throw new E_CONSOLE_CONFIG(message)
+}
+
+/**
+ * Milliseconds of a duration (`'8h'`, `'30m'`, `'24h'`, or ms), or a config
+ * error naming the key.
+ */
+export function durationMs(value: Duration, key: string): number {
+  let ms: number
+  try {
+    ms = stringHelpers.milliseconds.parse(value)
+  } catch {
+    ms = Number.NaN
+  }
+  if (!Number.isFinite(ms) || ms <= 0) {
+    fail(`Invalid "${key}" in ${FILE}: use a duration such as '8h', '30m' or milliseconds`)
+  }
+  return ms
+}
+
+function positiveInteger(value: unknown, key: string, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isSafeInteger(value) || (value as number) < 0) {
+    fail(`Invalid "${key}" in ${FILE}: use a whole number of 0 or more`)
+  }
+  return value as number
+}
+
+function fraction(value: unknown, key: string): number {
+  if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
+    fail(`Invalid "${key}" in ${FILE}: use a fraction between 0 and 1`)
+  }
+  return value
+}
+
+function entryType(name: string, key: string): EntryType {
+  if (!(ENTRY_TYPES as readonly string[]).includes(name)) {
+    fail(`Unknown entry type "${name}" in "${key}" of ${FILE}: use ${ENTRY_TYPES.join(', ')}`)
+  }
+  return name as EntryType
+}
+
+function resolveDashboardAuth(
+  options: ConsoleConfig['dashboardAuth']
+): ResolvedDashboardAuth | undefined {
+  if (options === undefined || options === null) return undefined
+  const secret = options.secret
+  if (typeof secret !== 'string' || secret.length === 0) {
+    fail(
+      `Missing "dashboardAuth.secret" in ${FILE}. Set CONSOLE_SESSION_SECRET to a random value of at least ${MIN_SECRET_BYTES} bytes (node -e "console.log(crypto.randomBytes(32).toString('base64url'))") or remove dashboardAuth`
+    )
+  }
+  if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) {
+    fail(
+      `"dashboardAuth.secret" in ${FILE} is ${Buffer.byteLength(secret)} bytes; use at least ${MIN_SECRET_BYTES} random bytes`
+    )
+  }
+  const modes: ResolvedDashboardAuth['modes'] = []
+  if (typeof options.session === 'function') modes.push('session')
+  if (typeof options.login === 'function') modes.push('login')
+  if (modes.length === 0) {
+    fail(
+      `"dashboardAuth" in ${FILE} needs a "session" hook (reads the host's own sign-in) or a "login" hook (checks a username and password)`
+    )
+  }
+  if (options.revalidate !== undefined && typeof options.revalidate !== 'function') {
+    fail(`Invalid "dashboardAuth.revalidate" in ${FILE}: use a function returning a boolean`)
+  }
+  return { ...options, ttlMs: durationMs(options.ttl ?? '8h', 'dashboardAuth.ttl'), modes }
+}
+
+function resolvePrune(options: ConsoleConfig['prune'] = {}): ResolvedPrune {
+  const perType: ResolvedPrune['perType'] = {}
+  for (const [name, value] of Object.entries(options.perType ?? {})) {
+    perType[entryType(name, 'prune.perType')] = durationMs(value!, `prune.perType.${name}`)
+  }
+  const maxRows: ResolvedPrune['maxRows'] = {}
+  if (typeof options.maxRows === 'number') {
+    for (const type of ENTRY_TYPES) {
+      maxRows[type] = positiveInteger(options.maxRows, 'prune.maxRows', 0)
+    }
+  } else {
+    for (const [name, value] of Object.entries(options.maxRows ?? {})) {
+      maxRows[entryType(name, 'prune.maxRows')] = positiveInteger(value, `prune.maxRows.${name}`, 0)
+    }
+  }
+  return {
+    after: options.after === undefined ? undefined : durationMs(options.after, 'prune.after'),
+    perType,
+    maxRows,
+    batchSize: Math.max(1, positiveInteger(options.batchSize, 'prune.batchSize', 1000)),
+    maxBatchesPerCycle: Math.max(
+      1,
+      positiveInteger(options.maxBatchesPerCycle, 'prune.maxBatchesPerCycle', 50)
+    ),
+    batchPauseMs: positiveInteger(options.batchPauseMs, 'prune.batchPauseMs', 50),
+  }
+}
+
+function mountPath(path: string | undefined): string {
+  const value = path ?? '/console'
+  if (!/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/.test(value) || value.includes('//')) {
+    fail(`Invalid "path" in ${FILE}: use a path such as '/console' (no trailing slash)`)
+  }
+  return value
+}
+
+/**
+ * Stores for `storage`. The Lucid store writes to the app's default
+ * connection unless one is named; the memory store is for tests.
+ */
+export const stores = {
+  database(options: { connection?: string } = {}): ConsoleStoreFactory {
+    return {
+      driver: 'database',
+      resolver: async (app) => {
+        const { LucidConsoleStore } = await import('./stores/lucid.ts')
+        const db = await app.container.make('lucid.db')
+        return new LucidConsoleStore(db, options.connection)
+      },
+    }
+  },
+  memory(): ConsoleStoreFactory {
+    return {
+      driver: 'memory',
+      resolver: async () => {
+        const { MemoryConsoleStore } = await import('./stores/memory.ts')
+        return new MemoryConsoleStore()
+      },
+    }
+  },
+}
+
+/**
+ * Watchers beyond the request and exception watchers (which are always on).
+ */
+export const watchers = {
+  /**
+   * Lucid queries, from the `db:query` event. Turns `debug` on for the
+   * connections it watches (all of them unless listed).
+   */
+  queries(options: { slowMs?: number; connections?: string[] } = {}): WatcherDescriptor {
+    return {
+      name: 'queries',
+      options: {
+        slowMs: positiveInteger(options.slowMs, 'watchers.queries.slowMs', 100),
+        connections: options.connections,
+      },
+    }
+  },
+  /**
+   * Log lines written through the Adonis logger, at or above `level` ('info' by default).
+   */
+  logs(
+    options: { level?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' } = {}
+  ): WatcherDescriptor {
+    const level = options.level ?? 'info'
+    if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal'].includes(level)) {
+      fail(`Invalid "watchers.logs.level" in ${FILE}: use trace, debug, info, warn, error or fatal`)
+    }
+    return { name: 'logs', options: { level } }
+  },
+}
+
+/**
+ * Validates the options and fills in their defaults; throws a config error
+ * naming the key and the fix.
+ */
+export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsoleConfig {
+  if (config === null || typeof config !== 'object') fail(`${FILE} must export defineConfig({...})`)
+  const sampling: ResolvedConsoleConfig['sampling'] = {}
+  for (const [name, value] of Object.entries(config.sampling ?? {})) {
+    sampling[entryType(name, 'sampling')] = fraction(value, `sampling.${name}`)
+  }
+  for (const key of ['authorizer', 'authorizeAction', 'resolveUser'] as const) {
+    if (config[key] !== undefined && typeof config[key] !== 'function') {
+      fail(`Invalid "${key}" in ${FILE}: use a function`)
+    }
+  }
+  const redact = config.redact ?? {}
+  const capture = config.requestCapture ?? {}
+  const buffer = config.buffer ?? {}
+  const maxEntries = Math.max(1, positiveInteger(buffer.maxEntries, 'buffer.maxEntries', 10_000))
+  return {
+    enabled: config.enabled ?? true,
+    path: mountPath(config.path),
+    storage: config.storage ?? stores.database(),
+    watchers: config.watchers ?? [],
+    sampling,
+    redact: {
+      headers: [...DEFAULT_REDACTED_HEADERS, ...(redact.headers ?? [])].map((h) => h.toLowerCase()),
+      keys: [...DEFAULT_REDACTED_KEYS, ...(redact.keys ?? [])].map((k) => k.toLowerCase()),
+      maxDepth: positiveInteger(redact.maxDepth, 'redact.maxDepth', 8),
+      maxStringLength: positiveInteger(redact.maxStringLength, 'redact.maxStringLength', 4096),
+      maxArrayLength: positiveInteger(redact.maxArrayLength, 'redact.maxArrayLength', 100),
+      maxKeys: positiveInteger(redact.maxKeys, 'redact.maxKeys', 100),
+    },
+    requestCapture: {
+      maxBodyBytes: positiveInteger(
+        capture.maxBodyBytes,
+        'requestCapture.maxBodyBytes',
+        128 * 1024
+      ),
+      skipBodyContentTypes: capture.skipBodyContentTypes ?? DEFAULT_SKIPPED_BODY_TYPES,
+      skipBody: capture.skipBody,
+    },
+    registerRequestMiddleware: config.registerRequestMiddleware ?? true,
+    resolveUser: config.resolveUser ?? defaultResolveUser,
+    exceptions: { captureHttp4xx: config.exceptions?.captureHttp4xx ?? false },
+    slowRequestMs: positiveInteger(config.slowRequestMs, 'slowRequestMs', 1000),
+    buffer: {
+      maxEntries,
+      flushAt: Math.max(
+        1,
+        positiveInteger(buffer.flushAt, 'buffer.flushAt', Math.ceil(maxEntries / 2))
+      ),
+      maxEntriesPerBatch: Math.max(
+        1,
+        positiveInteger(buffer.maxEntriesPerBatch, 'buffer.maxEntriesPerBatch', 1000)
+      ),
+      flushIntervalMs: Math.max(
+        10,
+        positiveInteger(buffer.flushIntervalMs, 'buffer.flushIntervalMs', 1000)
+      ),
+    },
+    prune: resolvePrune(config.prune),
+    authorizer: config.authorizer,
+    authorizeAction: config.authorizeAction,
+    dashboardAuth: resolveDashboardAuth(config.dashboardAuth),
+    api: { middleware: config.middleware ?? [], signInUrl: config.signInUrl ?? '/login' },
+    ui: {
+      enabled: config.ui?.enabled ?? true,
+      middleware: config.ui?.middleware ?? [],
+      signInUrl: config.ui?.signInUrl ?? '/login',
+    },
+  }
+}
+
+/** The user on a request entry: `ctx.auth.user` when @adonisjs/auth authenticated one */
+function defaultResolveUser(ctx: any) {
+  const user = ctx.auth?.user
+  if (!user || (user.id === undefined && user.email === undefined)) return null
+  return { id: String(user.id ?? user.email) }
+}
+
+/**
+ * `config/console.ts`: validates now, and resolves the store and hooks once
+ * the app boots.
+ */
+export function defineConfig(config: ConsoleConfig = {}): ConfigProvider<ResolvedConsoleConfig> {
+  const resolved = resolveConsoleConfig(config)
+  return configProvider.create(async () => resolved)
+}

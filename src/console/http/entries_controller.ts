@@ -1,0 +1,103 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { ConsoleInvalidQueryException, ConsoleNotFoundException } from '../errors.ts'
+import { isEntryId } from '../ids.ts'
+import type { ConsoleManager } from '../manager.ts'
+import type { EntryListQuery } from '../stores/contract.ts'
+import type { EntryType } from '../types.ts'
+
+const DEFAULT_LIMIT = 50
+const MAX_LIMIT = 200
+const TAG = /^[A-Za-z0-9:.-]{1,64}$/
+const METHOD = /^[A-Z]{3,10}$/
+
+function invalid(parameter: string, message: string): never {
+  throw new ConsoleInvalidQueryException(message, parameter)
+}
+
+/** Reads and checks a list request's query string */
+export function parseListQuery(type: EntryType, qs: Record<string, unknown>): EntryListQuery {
+  const one = (name: string) => {
+    const value = qs[name]
+    if (value === undefined || value === '') return undefined
+    if (typeof value !== 'string') invalid(name, `"${name}" must be given once`)
+    return value
+  }
+  const query: EntryListQuery = { type, limit: DEFAULT_LIMIT }
+  const limit = one('limit')
+  if (limit !== undefined) {
+    const value = Number(limit)
+    if (!Number.isInteger(value) || value < 1 || value > MAX_LIMIT) {
+      invalid('limit', `"limit" must be a whole number from 1 to ${MAX_LIMIT}`)
+    }
+    query.limit = value
+  }
+  const before = one('before')
+  if (before !== undefined) {
+    if (!isEntryId(before)) invalid('before', '"before" must be an entry id from nextCursor')
+    query.before = before
+  }
+  const status = one('status')
+  if (status !== undefined) {
+    const byClass = /^([1-5])xx$/i.exec(status)
+    if (byClass) query.statusClass = Number(byClass[1])
+    else if (/^[1-5]\d\d$/.test(status)) query.status = Number(status)
+    else invalid('status', '"status" must be a status code such as 404 or a class such as 5xx')
+  }
+  const method = one('method')?.toUpperCase()
+  if (method !== undefined) {
+    if (!METHOD.test(method)) invalid('method', '"method" must be an HTTP method such as GET')
+    query.method = method
+  }
+  const tag = one('tag')
+  if (tag !== undefined) {
+    if (!TAG.test(tag)) invalid('tag', '"tag" must be 1 to 64 letters, digits, ":", "." or "-"')
+    query.tag = tag
+  }
+  const slow = one('slow')
+  if (slow !== undefined) {
+    if (!['1', 'true', '0', 'false'].includes(slow)) invalid('slow', '"slow" must be true or false')
+    query.slow = slow === '1' || slow === 'true'
+  }
+  return query
+}
+
+/**
+ * The read API (lists of summaries, an entry, a batch) and its mutations
+ * (prune now). Gates run before these handlers; mutations also ask
+ * `authorizeAction`.
+ */
+export class EntriesController {
+  #manager: ConsoleManager
+
+  constructor(manager: ConsoleManager) {
+    this.#manager = manager
+  }
+
+  list(type: EntryType) {
+    return async (ctx: HttpContext) => {
+      return this.#manager.store.list(parseListQuery(type, ctx.request.qs()))
+    }
+  }
+
+  show = async (ctx: HttpContext) => {
+    const id = ctx.params.id
+    if (!isEntryId(id)) invalid('id', '"id" must be an entry id')
+    const entry = await this.#manager.store.find(id)
+    if (!entry) throw new ConsoleNotFoundException(`Entry ${id} not found`)
+    return { data: entry }
+  }
+
+  batch = async (ctx: HttpContext) => {
+    const id = ctx.params.id
+    if (!isEntryId(id)) invalid('id', '"id" must be a batch id')
+    const entries = await this.#manager.store.batch(id)
+    if (entries.length === 0) throw new ConsoleNotFoundException(`Batch ${id} not found`)
+    return { data: { id, entries } }
+  }
+
+  prune = async (ctx: HttpContext) => {
+    await this.#manager.gates.authorizeAction(ctx, 'prune')
+    await this.#manager.recorder.flush()
+    return { data: { deleted: await this.#manager.prune() } }
+  }
+}

@@ -1,0 +1,54 @@
+import type { Router } from '@adonisjs/core/http'
+import type { ConsoleManager } from '../manager.ts'
+import { AuthController } from './auth_controller.ts'
+import { EntriesController } from './entries_controller.ts'
+import { surfaceMiddleware } from './gates.ts'
+import { shellHandler } from './page.ts'
+
+/**
+ * Mounts the page at `{path}` and the API at `{path}/api`. The API's
+ * `/auth/*` routes skip the session gate; every other API route passes the
+ * session gate, then `authorizer`, then the host's `middleware`. The page
+ * only passes `ui.middleware`: a guard on one surface never protects the other.
+ */
+export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
+  const { config, gates, sessions } = manager
+  const api = `${config.path}/api`
+  const apiGuards = surfaceMiddleware(config.api)
+
+  if (sessions) {
+    const auth = new AuthController(sessions)
+    router
+      .group(() => {
+        router.post('/auth/session', auth.session).as('session')
+        router.post('/auth/login', auth.login).as('login')
+        router.post('/auth/logout', auth.logout).as('logout')
+        router.get('/auth/me', auth.me).as('me')
+      })
+      .prefix(api)
+      .use(apiGuards)
+      .as('atrium.console.auth')
+  }
+
+  const entries = new EntriesController(manager)
+  router
+    .group(() => {
+      router.get('/requests', entries.list('request')).as('requests')
+      router.get('/queries', entries.list('query')).as('queries')
+      router.get('/exceptions', entries.list('exception')).as('exceptions')
+      router.get('/logs', entries.list('log')).as('logs')
+      router.get('/entries/:id', entries.show).as('entry')
+      router.get('/batches/:id', entries.batch).as('batch')
+      router.post('/prune', entries.prune).as('prune')
+    })
+    .prefix(api)
+    .use([gates.session, gates.authorize, ...apiGuards])
+    .as('atrium.console.api')
+
+  if (config.ui.enabled) {
+    router
+      .get(config.path, shellHandler(config.path))
+      .use(surfaceMiddleware(config.ui))
+      .as('atrium.console.page')
+  }
+}

@@ -1,0 +1,12 @@
+/**
+ * Public API of `adonis-atrium/console`.
+ */
+export { defineConfig, stores, watchers, MIN_SECRET_BYTES } from './define_config.ts'
+export { parseCookieHeader, readCookieHeader } from './cookies.ts'
+export { SESSION_COOKIE, signSession, verifySession } from './session.ts'
+export { MemoryConsoleStore } from './stores/memory.ts'
+export type { ConsoleManager } from './manager.ts'
+export { ENTRY_TYPES } from './types.ts'
+export * as errors from './errors.ts'
+export type * from './types.ts'
+export type { ConsoleStore, EntryListQuery, EntryPage, PruneResult } from './stores/contract.ts'

@@ -1,0 +1,83 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import type { Logger } from '@adonisjs/core/logger'
+import { ConsoleGates } from './http/gates.ts'
+import { pruneEntries } from './pruner.ts'
+import { ConsoleRecorder } from './recorder.ts'
+import { DashboardSessions } from './session.ts'
+import type { ConsoleStore, PruneResult } from './stores/contract.ts'
+import type { ResolvedConsoleConfig } from './types.ts'
+import { ExceptionWatcher } from './watchers/exception_watcher.ts'
+import { LogWatcher } from './watchers/log_watcher.ts'
+import { QueryWatcher } from './watchers/query_watcher.ts'
+import { RequestWatcher } from './watchers/request_watcher.ts'
+
+/**
+ * What `atrium.console` resolves to: the store, the recorder and its
+ * watchers, the session gate and the access gates.
+ */
+export class ConsoleManager {
+  readonly config: ResolvedConsoleConfig
+  readonly store: ConsoleStore
+  readonly recorder: ConsoleRecorder
+  readonly sessions?: DashboardSessions
+  readonly gates: ConsoleGates
+  readonly requestWatcher: RequestWatcher
+  #exceptionWatcher: ExceptionWatcher
+  #queryWatchers: QueryWatcher[] = []
+  #logWatcher?: LogWatcher
+  #app: ApplicationService
+  #started = false
+
+  constructor(
+    app: ApplicationService,
+    config: ResolvedConsoleConfig,
+    store: ConsoleStore,
+    logger?: Logger
+  ) {
+    this.#app = app
+    this.config = config
+    this.store = store
+    this.recorder = new ConsoleRecorder(config, store, logger)
+    this.sessions = config.dashboardAuth
+      ? new DashboardSessions(config.dashboardAuth, config.path, logger)
+      : undefined
+    this.gates = new ConsoleGates(config, this.sessions, app.inProduction, logger)
+    this.requestWatcher = new RequestWatcher(config, this.recorder)
+    this.#exceptionWatcher = new ExceptionWatcher(config, this.recorder)
+  }
+
+  /** Installs the watchers and starts the flush timer (web and test environments) */
+  async start() {
+    if (this.#started || !this.config.enabled) return
+    this.#started = true
+    this.#exceptionWatcher.install()
+    for (const watcher of this.config.watchers) {
+      if (watcher.name === 'queries') {
+        const query = new QueryWatcher(this.config, this.recorder, watcher.options)
+        query.install(
+          await this.#app.container.make('emitter'),
+          await this.#app.container.make('lucid.db')
+        )
+        this.#queryWatchers.push(query)
+      } else if (watcher.name === 'logs') {
+        this.#logWatcher = new LogWatcher(this.config, this.recorder, watcher.options)
+        this.#logWatcher.install()
+      }
+    }
+    this.recorder.start()
+  }
+
+  /** Deletes what `prune` in config/console.ts says is too old or too many */
+  prune(now?: number): Promise<PruneResult> {
+    return pruneEntries(this.store, this.config.prune, now)
+  }
+
+  /** Stops recording and writes what is buffered */
+  async shutdown() {
+    this.#exceptionWatcher.uninstall()
+    for (const watcher of this.#queryWatchers) watcher.uninstall()
+    this.#logWatcher?.uninstall()
+    await this.recorder.stop()
+    await this.store.close?.()
+  }
+}

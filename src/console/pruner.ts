@@ -1,0 +1,48 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import debug from './debug.ts'
+import { idAtTime } from './ids.ts'
+import type { ConsoleStore, PruneResult } from './stores/contract.ts'
+import type { EntryType, ResolvedPrune } from './types.ts'
+import { ENTRY_TYPES } from './types.ts'
+
+/**
+ * Deletes entries older than their type's age cutoff and beyond its row cap,
+ * in bounded deletes of `batchSize` rows (at most `maxBatchesPerCycle` per
+ * type), pausing `batchPauseMs` only when another batch follows.
+ */
+export async function pruneEntries(
+  store: ConsoleStore,
+  options: ResolvedPrune,
+  now = Date.now()
+): Promise<PruneResult> {
+  const result: PruneResult = {}
+  for (const type of ENTRY_TYPES) {
+    const belowId = await cutoff(store, options, type, now)
+    if (!belowId) continue
+    let deleted = 0
+    for (let round = 0; round < options.maxBatchesPerCycle; round++) {
+      const count = await store.deleteBelow({ type, belowId, limit: options.batchSize })
+      deleted += count
+      if (count < options.batchSize || round === options.maxBatchesPerCycle - 1) break
+      if (options.batchPauseMs > 0) await sleep(options.batchPauseMs)
+    }
+    if (deleted > 0) {
+      debug('pruned %d %s entries', deleted, type)
+      result[type] = deleted
+    }
+  }
+  return result
+}
+
+/** The id below which a type's entries go: the later of its age and row-cap cutoffs */
+async function cutoff(store: ConsoleStore, options: ResolvedPrune, type: EntryType, now: number) {
+  const bounds: string[] = []
+  const age = options.perType[type] ?? options.after
+  if (age !== undefined) bounds.push(idAtTime(now - age))
+  const keep = options.maxRows[type]
+  if (keep !== undefined && keep >= 1) {
+    const id = await store.idAfterNewest(type, keep)
+    if (id) bounds.push(id)
+  }
+  return bounds.sort().at(-1)
+}

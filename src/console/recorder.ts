@@ -1,0 +1,186 @@
+import type { Logger } from '@adonisjs/core/logger'
+import { batchStorage, IGNORED_BATCH, RecordingBatch } from './batch.ts'
+import debug from './debug.ts'
+import { entryId } from './ids.ts'
+import type { ConsoleStore } from './stores/contract.ts'
+import type { ConsoleEntry, ResolvedConsoleConfig } from './types.ts'
+
+/** An entry as a watcher hands it over; the recorder assigns id, batch and time */
+export type NewEntry = Omit<ConsoleEntry, 'id' | 'batchId' | 'createdAt'> & { id?: string }
+
+/** Rows written per insert statement inside a flush's transaction */
+export const INSERT_CHUNK = 200
+
+/**
+ * Collects entries from the watchers without slowing the request: entries
+ * wait in their batch until the request ends, then in a bounded memory
+ * buffer, and an unref'd timer (or a buffer past `flushAt`) writes them in
+ * one transaction per flush.
+ * When the buffer is full, new batches are dropped whole and counted.
+ */
+export class ConsoleRecorder {
+  #config: ResolvedConsoleConfig
+  #store: ConsoleStore
+  #logger?: Logger
+  #buffer: ConsoleEntry[] = []
+  #timer?: NodeJS.Timeout
+  #flushing?: Promise<void>
+  #earlyFlush?: NodeJS.Immediate
+  #warnedWrite = false
+
+  /** Entries dropped because the buffer was full */
+  dropped = 0
+  /** Entries lost because a flush failed */
+  failed = 0
+  /** Entries written */
+  written = 0
+
+  constructor(config: ResolvedConsoleConfig, store: ConsoleStore, logger?: Logger) {
+    this.#config = config
+    this.#store = store
+    this.#logger = logger
+  }
+
+  /** Entries waiting for the next flush */
+  get pending() {
+    return this.#buffer.length
+  }
+
+  /** Starts the flush timer; it never keeps the process alive */
+  start() {
+    if (this.#timer) return
+    this.#timer = setInterval(() => void this.flush(), this.#config.buffer.flushIntervalMs)
+    this.#timer.unref()
+  }
+
+  /** A new batch (or the ignored one): run work in it with `batchStorage.run` */
+  openBatch(ignored = false) {
+    return ignored ? IGNORED_BATCH : new RecordingBatch(entryId(), false)
+  }
+
+  /** The batch of the current async context, if any */
+  currentBatch() {
+    return batchStorage.getStore()
+  }
+
+  /**
+   * Records one entry: into its batch when inside one, else straight to the
+   * buffer (sampled by its type). Never throws.
+   */
+  record(entry: NewEntry, batch = batchStorage.getStore()) {
+    if (!this.#config.enabled || batch?.ignored) return
+    const full: ConsoleEntry = {
+      ...entry,
+      id: entry.id ?? entryId(),
+      batchId: batch?.id ?? '',
+      createdAt: Date.now(),
+    }
+    if (!batch) {
+      full.batchId = full.id
+      const fraction = this.#config.sampling[full.type] ?? 1
+      if (full.type === 'exception' || Math.random() < fraction) this.#enqueue([full])
+      return
+    }
+    if (full.type === 'exception') batch.failing = true
+    // the request's own entry always fits: it says how many others were dropped
+    if (full.type !== 'request' && batch.entries.length >= this.#config.buffer.maxEntriesPerBatch) {
+      batch.dropped++
+      return
+    }
+    batch.entries.push(full)
+  }
+
+  /**
+   * Ends a batch: a failing one (an exception, a 5xx, a slow request) is
+   * always kept, any other is kept with the `request` sampling fraction.
+   * Queries repeated with the same SQL and bindings are marked duplicates.
+   */
+  commit(batch: RecordingBatch, options: { failing?: boolean } = {}) {
+    if (batch.ignored || batch.entries.length === 0) return
+    const keep =
+      batch.failing || options.failing || Math.random() < (this.#config.sampling.request ?? 1)
+    if (!keep) {
+      debug('batch %s sampled out (%d entries)', batch.id, batch.entries.length)
+      return
+    }
+    markDuplicates(batch.entries)
+    this.#enqueue(batch.entries)
+  }
+
+  /** A batch that does not fit whole is dropped whole: no queries without their request */
+  #enqueue(entries: ConsoleEntry[]) {
+    if (this.#buffer.length + entries.length > this.#config.buffer.maxEntries) {
+      this.dropped += entries.length
+      debug('buffer full: dropped a batch of %d entries', entries.length)
+      return
+    }
+    this.#buffer.push(...entries)
+    // a burst fills the buffer faster than the timer drains it: flush early
+    if (this.#buffer.length >= this.#config.buffer.flushAt && !this.#earlyFlush) {
+      this.#earlyFlush = setImmediate(() => {
+        this.#earlyFlush = undefined
+        void this.flush()
+      })
+    }
+  }
+
+  /**
+   * Writes everything buffered in one transaction. Outside any request, in the
+   * console's own (ignored) batch, so the store's queries are not recorded.
+   * Concurrent calls share the running flush and then flush what arrived since.
+   */
+  async flush(): Promise<void> {
+    while (this.#flushing) await this.#flushing
+    if (this.#buffer.length === 0) return
+    const entries = this.#buffer.splice(0, this.#buffer.length)
+    this.#flushing = batchStorage
+      .run(IGNORED_BATCH, () => this.#store.write(entries))
+      .then(
+        () => {
+          this.written += entries.length
+        },
+        (error) => {
+          this.failed += entries.length
+          debug('flush of %d entries failed: %s', entries.length, error?.message)
+          if (!this.#warnedWrite) {
+            this.#warnedWrite = true
+            this.#logger?.warn(
+              `console could not write ${entries.length} entries (${error?.message}); they are dropped. Run the console migration if its table is missing. Further write errors are counted, not logged`
+            )
+          }
+        }
+      )
+      .finally(() => {
+        this.#flushing = undefined
+      })
+    await this.#flushing
+  }
+
+  /** Stops the timer and writes what is left */
+  async stop() {
+    if (this.#timer) clearInterval(this.#timer)
+    if (this.#earlyFlush) clearImmediate(this.#earlyFlush)
+    this.#earlyFlush = undefined
+    this.#timer = undefined
+    await this.flush()
+  }
+}
+
+function markDuplicates(entries: ConsoleEntry[]) {
+  const counts = new Map<string, number>()
+  const keyOf = (entry: ConsoleEntry) =>
+    `${entry.content.sql}\u0000${JSON.stringify(entry.content.bindings ?? [])}`
+  for (const entry of entries) {
+    if (entry.type !== 'query') continue
+    const key = keyOf(entry)
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+  }
+  for (const entry of entries) {
+    if (entry.type !== 'query') continue
+    const count = counts.get(keyOf(entry))!
+    if (count > 1) {
+      entry.content.duplicates = count
+      if (!entry.tags.includes('duplicate')) entry.tags.push('duplicate')
+    }
+  }
+}

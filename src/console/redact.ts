@@ -1,0 +1,69 @@
+import type { ResolvedConsoleConfig } from './types.ts'
+
+/** What replaces a redacted value */
+export const REDACTED = '[redacted]'
+
+type Bounds = ResolvedConsoleConfig['redact']
+
+function truncate(value: string, bounds: Bounds) {
+  return value.length > bounds.maxStringLength
+    ? `${value.slice(0, bounds.maxStringLength)}…[${value.length - bounds.maxStringLength} more chars]`
+    : value
+}
+
+/**
+ * A bounded copy of `value` with every key named in `redact.keys` (at any
+ * depth, case-insensitive) replaced: strings, arrays, objects and depth are
+ * cut at the configured bounds. Safe on cycles and exotic objects.
+ */
+export function redactValue(
+  value: unknown,
+  bounds: Bounds,
+  depth = 0,
+  seen = new WeakSet()
+): unknown {
+  if (value === null || value === undefined) return value ?? null
+  if (typeof value === 'string') return truncate(value, bounds)
+  if (typeof value === 'number' || typeof value === 'boolean') return value
+  if (typeof value === 'bigint') return value.toString()
+  if (typeof value !== 'object') return `[${typeof value}]`
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString()
+  if (Buffer.isBuffer(value)) return `[binary ${value.length} bytes]`
+  if (depth >= bounds.maxDepth) return '[depth limit]'
+  if (seen.has(value)) return '[circular]'
+  seen.add(value)
+  if (Array.isArray(value)) {
+    const items = value
+      .slice(0, bounds.maxArrayLength)
+      .map((item) => redactValue(item, bounds, depth + 1, seen))
+    if (value.length > bounds.maxArrayLength) {
+      items.push(`[${value.length - bounds.maxArrayLength} more items]`)
+    }
+    return items
+  }
+  const copy: Record<string, unknown> = {}
+  const keys = Object.keys(value)
+  for (const key of keys.slice(0, bounds.maxKeys)) {
+    copy[key] = bounds.keys.includes(key.toLowerCase())
+      ? REDACTED
+      : redactValue((value as Record<string, unknown>)[key], bounds, depth + 1, seen)
+  }
+  if (keys.length > bounds.maxKeys) copy['…'] = `[${keys.length - bounds.maxKeys} more keys]`
+  return copy
+}
+
+/** Request headers with the configured ones (and their values' length) hidden */
+export function redactHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  bounds: Bounds
+): Record<string, string> {
+  const copy: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue
+    const lower = name.toLowerCase()
+    copy[lower] = bounds.headers.includes(lower)
+      ? REDACTED
+      : truncate(Array.isArray(value) ? value.join(', ') : String(value), bounds)
+  }
+  return copy
+}

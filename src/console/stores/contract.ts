@@ -1,0 +1,50 @@
+import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
+
+/** Filters of a list request; every field optional */
+export interface EntryListQuery {
+  type: EntryType
+  /** Keyset cursor: entries older than this id */
+  before?: string
+  limit: number
+  status?: number
+  /** `2xx` .. `5xx` */
+  statusClass?: number
+  method?: string
+  tag?: string
+  slow?: boolean
+}
+
+/** One page of summaries; `nextCursor` is null on the last page */
+export interface EntryPage {
+  data: ConsoleEntrySummary[]
+  nextCursor: string | null
+}
+
+/** What one prune deleted per type */
+export type PruneResult = Partial<Record<EntryType, number>>
+
+/** One bounded delete step, so a prune can pause between batches */
+export interface PruneStep {
+  type: EntryType
+  /** Ids strictly below this one are deleted (the cutoff of an age or a row cap) */
+  belowId: string
+  limit: number
+}
+
+/**
+ * Where entries live. One class per backend (Lucid, memory), chosen once from
+ * `storage` in config/console.ts.
+ */
+export interface ConsoleStore {
+  /** Writes a flush's entries at once (one transaction), or throws */
+  write(entries: ConsoleEntry[]): Promise<void>
+  list(query: EntryListQuery): Promise<EntryPage>
+  find(id: string): Promise<ConsoleEntry | null>
+  /** Every entry of one batch, oldest first */
+  batch(batchId: string): Promise<ConsoleEntry[]>
+  /** The id below which only `keep` newest rows of a type remain, or null when fewer exist */
+  idAfterNewest(type: EntryType, keep: number): Promise<string | null>
+  /** Deletes at most `limit` entries of `type` with ids below `belowId`; returns how many */
+  deleteBelow(step: PruneStep): Promise<number>
+  close?(): Promise<void>
+}

@@ -1,0 +1,150 @@
+import type { Database } from '@adonisjs/lucid/database'
+import ConsoleEntryModel, { prepareTags } from '../models/console_entry.ts'
+import { INSERT_CHUNK } from '../recorder.ts'
+import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
+import type { ConsoleStore, EntryListQuery, EntryPage, PruneStep } from './contract.ts'
+
+const SUMMARY_COLUMNS = [
+  'id',
+  'batch_id',
+  'type',
+  'summary',
+  'status',
+  'method',
+  'duration_ms',
+  'slow',
+  'tags',
+  'created_at',
+]
+
+function summaryOf(model: ConsoleEntryModel): ConsoleEntrySummary {
+  return {
+    id: model.id,
+    batchId: model.batchId,
+    type: model.type,
+    summary: model.summary,
+    status: model.status,
+    method: model.method,
+    durationMs: model.durationMs,
+    slow: model.slow,
+    tags: model.tags,
+    createdAt: model.createdAt,
+  }
+}
+
+function entryOf(model: ConsoleEntryModel): ConsoleEntry {
+  return { ...summaryOf(model), content: model.content }
+}
+
+/**
+ * Entries in `console_entries` through the `ConsoleEntryModel` Lucid model,
+ * on the app's default connection or the one named in `stores.database()`.
+ * A flush is one transaction of multi-row inserts.
+ */
+export class LucidConsoleStore implements ConsoleStore {
+  #db: Database
+  #connection?: string
+
+  constructor(db: Database, connection?: string) {
+    this.#db = db
+    this.#connection = connection
+  }
+
+  #client() {
+    return this.#db.connection(this.#connection)
+  }
+
+  #query() {
+    return ConsoleEntryModel.query({ client: this.#client() })
+  }
+
+  async write(entries: ConsoleEntry[]) {
+    if (entries.length === 0) return
+    const rows = entries.map((entry) => ({
+      id: entry.id,
+      batch_id: entry.batchId,
+      type: entry.type,
+      summary: entry.summary.slice(0, 255),
+      status: entry.status,
+      method: entry.method,
+      duration_ms: entry.durationMs,
+      slow: entry.slow,
+      tags: prepareTags(entry.tags).slice(0, 255),
+      created_at: entry.createdAt,
+      content: JSON.stringify(entry.content),
+    }))
+    await this.#client().transaction(async (trx) => {
+      for (let index = 0; index < rows.length; index += INSERT_CHUNK) {
+        await trx
+          .insertQuery()
+          .table(ConsoleEntryModel.table)
+          .multiInsert(rows.slice(index, index + INSERT_CHUNK))
+      }
+    })
+  }
+
+  async list(query: EntryListQuery): Promise<EntryPage> {
+    const builder = this.#query()
+      .select(SUMMARY_COLUMNS)
+      .where('type', query.type)
+      .orderBy('id', 'desc')
+      .limit(query.limit + 1)
+    if (query.before) builder.where('id', '<', query.before)
+    if (query.status !== undefined) builder.where('status', query.status)
+    if (query.statusClass !== undefined) {
+      builder.whereBetween('status', [query.statusClass * 100, query.statusClass * 100 + 99])
+    }
+    if (query.method) builder.where('method', query.method)
+    // tags are checked against [A-Za-z0-9:.-], so no LIKE wildcard reaches the pattern
+    if (query.tag) builder.where('tags', 'like', `%,${query.tag},%`)
+    if (query.slow) builder.where('slow', true)
+    const rows = await builder
+    const page = rows.slice(0, query.limit).map(summaryOf)
+    return {
+      data: page,
+      nextCursor: rows.length > query.limit ? page[page.length - 1].id : null,
+    }
+  }
+
+  async find(id: string) {
+    const model = await this.#query().where('id', id).first()
+    return model ? entryOf(model) : null
+  }
+
+  async batch(batchId: string) {
+    const models = await this.#query().where('batch_id', batchId).orderBy('id', 'asc')
+    return models.map(entryOf)
+  }
+
+  async idAfterNewest(type: EntryType, keep: number) {
+    const row = await this.#client()
+      .from(ConsoleEntryModel.table)
+      .select('id')
+      .where('type', type)
+      .orderBy('id', 'desc')
+      .offset(keep - 1)
+      .limit(1)
+      .first()
+    return row ? (row.id as string) : null
+  }
+
+  async deleteBelow(step: PruneStep) {
+    const ids = await this.#client()
+      .from(ConsoleEntryModel.table)
+      .select('id')
+      .where('type', step.type)
+      .where('id', '<', step.belowId)
+      .orderBy('id', 'asc')
+      .limit(step.limit)
+    if (ids.length === 0) return 0
+    return Number(
+      await this.#client()
+        .from(ConsoleEntryModel.table)
+        .whereIn(
+          'id',
+          ids.map((row: { id: string }) => row.id)
+        )
+        .delete()
+    )
+  }
+}

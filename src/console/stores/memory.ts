@@ -1,0 +1,59 @@
+import type { ConsoleEntry, EntryType } from '../types.ts'
+import type { ConsoleStore, EntryListQuery, EntryPage, PruneStep } from './contract.ts'
+
+/**
+ * Entries in process memory, for tests and throwaway setups: lost on restart.
+ */
+export class MemoryConsoleStore implements ConsoleStore {
+  #entries = new Map<string, ConsoleEntry>()
+
+  async write(entries: ConsoleEntry[]) {
+    for (const entry of entries) this.#entries.set(entry.id, structuredClone(entry))
+  }
+
+  #sorted(type?: EntryType) {
+    return [...this.#entries.values()]
+      .filter((entry) => !type || entry.type === type)
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  }
+
+  async list(query: EntryListQuery): Promise<EntryPage> {
+    const matches = this.#sorted(query.type)
+      .reverse()
+      .filter(
+        (entry) =>
+          (!query.before || entry.id < query.before) &&
+          (query.status === undefined || entry.status === query.status) &&
+          (query.statusClass === undefined ||
+            Math.floor((entry.status ?? 0) / 100) === query.statusClass) &&
+          (!query.method || entry.method === query.method) &&
+          (!query.tag || entry.tags.includes(query.tag)) &&
+          (!query.slow || entry.slow)
+      )
+    const page = matches.slice(0, query.limit).map(({ content: _content, ...summary }) => summary)
+    return {
+      data: page,
+      nextCursor: matches.length > query.limit ? page[page.length - 1].id : null,
+    }
+  }
+
+  async find(id: string) {
+    return structuredClone(this.#entries.get(id) ?? null)
+  }
+
+  async batch(batchId: string) {
+    return this.#sorted().filter((entry) => entry.batchId === batchId)
+  }
+
+  async idAfterNewest(type: EntryType, keep: number) {
+    return this.#sorted(type).reverse()[keep - 1]?.id ?? null
+  }
+
+  async deleteBelow(step: PruneStep) {
+    const doomed = this.#sorted(step.type)
+      .filter((entry) => entry.id < step.belowId)
+      .slice(0, step.limit)
+    for (const entry of doomed) this.#entries.delete(entry.id)
+    return doomed.length
+  }
+}

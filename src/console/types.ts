@@ -1,0 +1,220 @@
+import type { HttpContext, Route } from '@adonisjs/core/http'
+import type { ApplicationService } from '@adonisjs/core/types'
+import type { ConsoleStore } from './stores/contract.ts'
+
+/** A duration: `'8h'`, `'30m'`, `'24h'`, or milliseconds */
+export type Duration = string | number
+
+/** Kinds of entries this version records */
+export const ENTRY_TYPES = ['request', 'query', 'exception', 'log'] as const
+export type EntryType = (typeof ENTRY_TYPES)[number]
+
+/** What a `session`, `login` or `resolveUser` hook returns for a user */
+export interface ConsoleSessionUser {
+  id: string
+  name?: string
+  roles?: string[]
+}
+
+/** The verified payload of the `console_session` cookie, on `ctx.request.consoleSession` */
+export interface ConsoleSession {
+  sub: string
+  name?: string
+  roles: string[]
+  /** Issue instant, Unix seconds */
+  iat: number
+  /** Expiry instant, Unix seconds */
+  exp: number
+}
+
+/** `dashboardAuth`: a signed-cookie session in front of the API */
+export interface DashboardAuthOptions {
+  /** HMAC-SHA256 signing key, at least 32 bytes */
+  secret: string
+  /** Cookie lifetime, `'8h'` by default */
+  ttl?: Duration
+  /** Mode A: reads the host's own credentials from the request; null denies */
+  session?: (ctx: HttpContext) => ConsoleSessionUser | null | Promise<ConsoleSessionUser | null>
+  /** Mode B: checks a username and password (passed verbatim, even empty); null denies */
+  login?: (
+    username: string,
+    password: string
+  ) => ConsoleSessionUser | null | Promise<ConsoleSessionUser | null>
+  /** Re-check on renewal, at most once per ttl/2 per session; false or a throw signs out */
+  revalidate?: (session: ConsoleSessionUser & { roles: string[] }) => boolean | Promise<boolean>
+}
+
+/** Adonis middleware as `route.use()` accepts it: lazy imports, named middleware or functions */
+export type SurfaceMiddleware = Parameters<Route['use']>[0]
+
+/** Options of one served surface (the API, or the page under `ui`) */
+export interface SurfaceOptions {
+  /** The host's middleware in front of this surface only */
+  middleware?: SurfaceMiddleware[]
+  /** Where a refused browser navigation is redirected (302); `'/login'` by default */
+  signInUrl?: string
+}
+
+/** Gate hook: true lets the request through */
+export type ConsoleAuthorizer = (ctx: HttpContext) => boolean | Promise<boolean>
+
+/** Gate hook for mutations: true lets the action run */
+export type ConsoleActionAuthorizer = (
+  ctx: HttpContext,
+  action: { name: string }
+) => boolean | Promise<boolean>
+
+/** Content bounds and redacted keys applied to everything recorded */
+export interface RedactOptions {
+  /** Header names replaced by `[redacted]` (case-insensitive), added to the defaults */
+  headers?: string[]
+  /** Body and query keys replaced at any depth (case-insensitive), added to the defaults */
+  keys?: string[]
+  maxDepth?: number
+  maxStringLength?: number
+  maxArrayLength?: number
+  maxKeys?: number
+}
+
+/** Gates a request body before it is recorded */
+export interface RequestCaptureOptions {
+  maxBodyBytes?: number
+  skipBodyContentTypes?: string[]
+  skipBody?: (ctx: HttpContext) => boolean
+}
+
+/** A watcher added through `watchers` */
+export interface WatcherDescriptor {
+  name: string
+  options: Record<string, unknown>
+}
+
+/** Retention */
+export interface PruneOptions {
+  /** Entries older than this are deleted */
+  after?: Duration
+  /** Per-type age cutoffs, overriding `after` */
+  perType?: Partial<Record<EntryType, Duration>>
+  /** Newest rows kept per type (one number for all, or per type) */
+  maxRows?: number | Partial<Record<EntryType, number>>
+  batchSize?: number
+  maxBatchesPerCycle?: number
+  batchPauseMs?: number
+}
+
+/** Creates the store once the app is known */
+export interface ConsoleStoreFactory {
+  driver: string
+  resolver: (app: ApplicationService) => Promise<ConsoleStore>
+}
+
+/** What `config/console.ts` accepts */
+export interface ConsoleConfig {
+  enabled?: boolean
+  /** Mount path of the page and the API, `/console` by default */
+  path?: string
+  storage?: ConsoleStoreFactory
+  watchers?: WatcherDescriptor[]
+  /** Keep-fractions (0 to 1) per entry type; `request` samples whole batches */
+  sampling?: Partial<Record<EntryType, number>>
+  redact?: RedactOptions
+  requestCapture?: RequestCaptureOptions
+  registerRequestMiddleware?: boolean
+  resolveUser?: (ctx: HttpContext) => ConsoleSessionUser | null | undefined
+  exceptions?: { captureHttp4xx?: boolean }
+  /** A request at least this long is slow and always kept, 1000 ms by default */
+  slowRequestMs?: number
+  /** In-memory buffer between the request and the store */
+  buffer?: {
+    maxEntries?: number
+    maxEntriesPerBatch?: number
+    flushIntervalMs?: number
+    /** Buffered entries that trigger a flush before the timer, half of `maxEntries` by default */
+    flushAt?: number
+  }
+  prune?: PruneOptions
+  authorizer?: ConsoleAuthorizer
+  authorizeAction?: ConsoleActionAuthorizer
+  dashboardAuth?: DashboardAuthOptions
+  middleware?: SurfaceMiddleware[]
+  signInUrl?: string
+  /** The page's own options */
+  ui?: SurfaceOptions & { enabled?: boolean }
+}
+
+/** `dashboardAuth` with its defaults applied */
+export interface ResolvedDashboardAuth extends DashboardAuthOptions {
+  ttlMs: number
+  modes: Array<'session' | 'login'>
+}
+
+/** `prune` with its defaults applied; ages in ms */
+export interface ResolvedPrune {
+  after?: number
+  perType: Partial<Record<EntryType, number>>
+  maxRows: Partial<Record<EntryType, number>>
+  batchSize: number
+  maxBatchesPerCycle: number
+  batchPauseMs: number
+}
+
+/** `config/console.ts` after `defineConfig` and the provider resolved it */
+export interface ResolvedConsoleConfig {
+  enabled: boolean
+  path: string
+  storage: ConsoleStoreFactory
+  watchers: WatcherDescriptor[]
+  sampling: Partial<Record<EntryType, number>>
+  redact: Required<RedactOptions>
+  requestCapture: Required<Omit<RequestCaptureOptions, 'skipBody'>> & {
+    skipBody?: RequestCaptureOptions['skipBody']
+  }
+  registerRequestMiddleware: boolean
+  resolveUser: (ctx: HttpContext) => ConsoleSessionUser | null | undefined
+  exceptions: { captureHttp4xx: boolean }
+  slowRequestMs: number
+  buffer: {
+    maxEntries: number
+    maxEntriesPerBatch: number
+    flushIntervalMs: number
+    flushAt: number
+  }
+  prune: ResolvedPrune
+  authorizer?: ConsoleAuthorizer
+  authorizeAction?: ConsoleActionAuthorizer
+  dashboardAuth?: ResolvedDashboardAuth
+  api: Required<SurfaceOptions>
+  ui: Required<SurfaceOptions> & { enabled: boolean }
+}
+
+/** One recorded entry as the store keeps it */
+export interface ConsoleEntry {
+  /** Time-ordered id: sorts as the entries were recorded */
+  id: string
+  batchId: string
+  type: EntryType
+  /** One line for lists: `GET /users`, the SQL, the exception message */
+  summary: string
+  status: number | null
+  method: string | null
+  durationMs: number | null
+  slow: boolean
+  tags: string[]
+  /** Unix ms */
+  createdAt: number
+  content: Record<string, unknown>
+}
+
+/** What list endpoints return: an entry without its content */
+export type ConsoleEntrySummary = Omit<ConsoleEntry, 'content'>
+
+declare module '@adonisjs/core/http' {
+  interface HttpRequest {
+    /** The verified `console_session` cookie on console routes */
+    consoleSession?: ConsoleSession
+  }
+  interface HttpContext {
+    /** The verified `console_session` cookie on console routes */
+    consoleSession?: ConsoleSession
+  }
+}

@@ -1,0 +1,38 @@
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { test } from '@japa/runner'
+import Configure from '@adonisjs/core/commands/configure'
+import type { FileSystem } from '@japa/file-system'
+import { PACKAGE_ENTRY, setupConsoleApp } from '../helpers.ts'
+import { consoleInstaller } from '../../src/console/configure.ts'
+
+async function install(fs: FileSystem) {
+  const ace = await setupConsoleApp(fs)
+  const command = await ace.create(Configure, [PACKAGE_ENTRY, '--no-install'])
+  await consoleInstaller.install(command, await command.createCodemods())
+  return command
+}
+
+test.group('Console configure', () => {
+  test('publishes the config, the console_entries migration once, the provider and the env variable', async ({
+    assert,
+    fs,
+  }) => {
+    await install(fs)
+    await install(fs)
+
+    await assert.fileContains('config/console.ts', "from 'adonis-atrium/console'")
+    await assert.fileContains('config/console.ts', 'watchers.queries({ slowMs: 100 })')
+    const files = await readdir(join(fs.basePath, 'database/migrations'))
+    assert.lengthOf(files, 1, JSON.stringify(files))
+    assert.match(files[0], /^\d+_create_console_entries_table\.ts$/)
+    await assert.fileContains(`database/migrations/${files[0]}`, 'createTable(this.tableName')
+    const rc = await fs.contents('adonisrc.ts')
+    assert.equal(rc.split('adonis-atrium/providers/console_provider').length, 2)
+    await assert.fileContains(
+      'start/env.ts',
+      'CONSOLE_SESSION_SECRET: Env.schema.string.optional()'
+    )
+    await assert.fileContains('.env', 'CONSOLE_SESSION_SECRET')
+  }).timeout(60_000)
+})
