@@ -10,6 +10,7 @@ import {
 import { paginationInstaller } from './src/pagination/configure.ts'
 import { paymentsInstaller } from './src/payments/configure.ts'
 import { collaborationInstaller } from './src/collaboration/configure.ts'
+import { consoleInstaller } from './src/console/configure.ts'
 
 /**
  * Every feature `node ace add adonis-atrium` can install, in prompt order.
@@ -18,6 +19,7 @@ export const FEATURE_INSTALLERS: FeatureInstaller[] = [
   collaborationInstaller,
   paymentsInstaller,
   paginationInstaller,
+  consoleInstaller,
 ]
 
 /**
