@@ -54,7 +54,10 @@ export async function agentApp(
 
   const testApp = await setupApp({
     database: true,
-    providers: [() => import('../../providers/agent_provider.ts')],
+    providers: [
+      () => import('./exception_handler_provider.ts'),
+      () => import('../../providers/agent_provider.ts'),
+    ],
     config: {
       agent: defineConfig({
         model: fakeProviderModel(fake, options.wire ?? 'openai', options.includeUsage),

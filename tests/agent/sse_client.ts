@@ -12,14 +12,18 @@ export interface SseFrame {
  * as they were framed on the wire (ids, event names, comments).
  */
 export class SseReader {
-  #reader: ReadableStreamDefaultReader<Uint8Array>
+  #reader?: ReadableStreamDefaultReader<Uint8Array>
   #decoder = new TextDecoder()
   #buffer = ''
   #queue: SseFrame[] = []
   #ended = false
 
-  constructor(readonly response: Response) {
-    this.#reader = response.body!.getReader()
+  /** The body is locked only once frames are read, so error bodies stay readable as JSON */
+  constructor(readonly response: Response) {}
+
+  get #body() {
+    this.#reader ??= this.response.body!.getReader()
+    return this.#reader
   }
 
   async next(): Promise<SseFrame | null> {
@@ -27,7 +31,7 @@ export class SseReader {
       if (this.#ended) return null
       let chunk: { done: boolean; value?: Uint8Array }
       try {
-        chunk = await this.#reader.read()
+        chunk = await this.#body.read()
       } catch {
         this.#ended = true
         continue
@@ -70,7 +74,7 @@ export class SseReader {
 
   /** Drops the connection, as a client that goes away */
   async cancel() {
-    await this.#reader.cancel().catch(() => {})
+    await this.#body.cancel().catch(() => {})
   }
 }
 
