@@ -89,17 +89,15 @@ export class AgentManager {
    * without any reader: a dropped connection is not a cancel.
    */
   async startChat(actor: AgentActor, request: ChatRequest) {
-    const thread = request.threadId
-      ? await this.ownedThread(actor, request.threadId)
-      : await this.config.store.createThread({
-          actorRef: actor.id,
-          title: request.message.replace(/\s+/g, ' ').trim().slice(0, 80) || null,
-        })
-    const agentName = request.agent ?? thread.defaultAgent ?? this.config.defaultAgent
-    const agent = this.agent(agentName)
-    if (!agent) {
-      throw new AgentInvalidRequestException(`Unknown agent "${agentName}"`, 'agent')
-    }
+    const existing = request.threadId ? await this.ownedThread(actor, request.threadId) : null
+    // The agent is settled before anything is written: a refused chat leaves no thread
+    const agent = this.#chooseAgent(request.agent, existing?.defaultAgent ?? null)
+    const thread =
+      existing ??
+      (await this.config.store.createThread({
+        actorRef: actor.id,
+        title: request.message.replace(/\s+/g, ' ').trim().slice(0, 80) || null,
+      }))
 
     const runId = randomUUID()
     await this.config.store.createRun({
@@ -136,6 +134,29 @@ export class AgentManager {
     this.#runs.set(runId, { log, controller, threadId: thread.id, done })
     debug('run %s started (agent %s)', runId, agent.name)
     return { runId, threadId: thread.id, log }
+  }
+
+  /** The chat body's agent, else the thread's default, else the configured default */
+  #chooseAgent(requested: string | undefined, threadDefault: string | null): ResolvedAgent {
+    const names = this.config.agents.map((known) => known.name).join(', ')
+    if (requested !== undefined) {
+      const chosen = this.agent(requested)
+      if (!chosen) {
+        throw new AgentInvalidRequestException(
+          `Unknown agent "${requested}": use one of ${names}`,
+          'agent'
+        )
+      }
+      return chosen
+    }
+    const chosen = this.agent(threadDefault ?? this.config.defaultAgent)
+    if (!chosen) {
+      throw new AgentInvalidRequestException(
+        `No agent chosen: send "agent" (one of ${names}), or set "defaultAgent" in config/agent.ts`,
+        'agent'
+      )
+    }
+    return chosen
   }
 
   /** The in-memory event log of a run the actor owns, or null when this process has none */
