@@ -24,7 +24,7 @@ export const BOB: TestActor = { id: 'bob', roles: ['ADMIN'] }
 /** A real AI SDK provider pointed at the fake */
 export function fakeProviderModel(fake: FakeModelServer, wire: Wire, includeUsage = true) {
   return wire === 'anthropic'
-    ? createAnthropic({ baseURL: `${fake.url}/v1`, apiKey: 'test-key' })('claude-fake')
+    ? createAnthropic({ baseURL: `${fake.url}/v1`, apiKey: 'test-key' })('claude-sonnet-4-5')
     : createOpenAICompatible({
         name: 'fake',
         baseURL: `${fake.url}/v1`,
