@@ -65,7 +65,7 @@ export function resolveTool(definition: AgentToolDefinition, index: number): Res
         `Invalid "spec.inputSchema" of tool "${spec.name}" (${where}): a validator must also have toJSONSchema() (vine.compile() gives both)`
       )
     }
-    inputSchema = validator.toJSONSchema()
+    inputSchema = validator.toJSONSchema() as JsonSchema
   } else if (spec.inputSchema !== undefined) {
     if (typeof spec.inputSchema !== 'object' || spec.inputSchema === null) {
       throw new AgentConfigException(

@@ -22,8 +22,8 @@ export type ActorResolver = (ctx: HttpContext) => AgentActor | null | Promise<Ag
 
 /** A VineJS compiled validator, or anything with the same `validate` */
 export interface InputValidator {
-  validate(data: unknown): Promise<unknown>
-  toJSONSchema?(): JsonSchema
+  validate: (data: any, ...options: any[]) => Promise<unknown>
+  toJSONSchema?: () => object
 }
 
 /** How a tool presents itself to the model and to the roles policy */

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { ALICE, agentApp, deltasOf } from './helpers.ts'
+import { ALICE, agentApp } from './helpers.ts'
 
 test.group('Agent chat stream', () => {
   test('a turn streams meta, deltas and done as server-sent events with run and thread headers', async ({

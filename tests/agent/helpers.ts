@@ -124,3 +124,8 @@ export async function agentApp(
 export function deltasOf(frames: Array<{ data?: any; event?: string }>) {
   return frames.filter((frame) => !frame.event && frame.data?.delta !== undefined).map((f) => f.data.delta)
 }
+
+/** A JSON response body, untyped for assertions */
+export async function bodyOf(response: Response): Promise<any> {
+  return response.json()
+}

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { ALICE, BOB, agentApp, deltasOf } from './helpers.ts'
+import { ALICE, BOB, agentApp, deltasOf, bodyOf } from './helpers.ts'
 
 test.group('Agent run resume and cancel', () => {
   test('a reconnect with Last-Event-ID replays exactly the missing frames, then tails to done', async ({
@@ -67,7 +67,7 @@ test.group('Agent run resume and cancel', () => {
     ])
     const bad = await resume(runId, { lastEventId: 'abc' })
     assert.equal(bad.response.status, 400)
-    assert.equal((await bad.response.json()).errors[0].code, 'E_AGENT_INVALID_REQUEST')
+    assert.equal((await bodyOf(bad.response)).errors[0].code, 'E_AGENT_INVALID_REQUEST')
   })
 
   test('resuming or cancelling another actor run is 403, an unknown run 404', async ({ assert }) => {
@@ -84,7 +84,7 @@ test.group('Agent run resume and cancel', () => {
     assert.equal((await request('POST', `/chat/${runId}/cancel`, BOB)).status, 403)
     const unknown = await resume('00000000-0000-0000-0000-000000000000')
     assert.equal(unknown.response.status, 404)
-    assert.equal((await unknown.response.json()).errors[0].code, 'E_AGENT_NOT_FOUND')
+    assert.equal((await bodyOf(unknown.response)).errors[0].code, 'E_AGENT_NOT_FOUND')
     assert.equal((await request('POST', `/chat/${'x'.repeat(80)}/cancel`, ALICE)).status, 404)
   })
 
@@ -128,6 +128,7 @@ test.group('Agent run resume and cancel', () => {
     const { sse } = await chat({ message: 'go' })
     const frames = await sse.until((frame) => frame.comment === 'ping', { comments: true })
     assert.equal(frames.at(-1)?.comment, 'ping')
+    await fake.stalled()
     fake.release()
     assert.equal((await sse.rest()).at(-1)?.event, 'done')
   })

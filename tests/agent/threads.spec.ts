@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { agent } from '../../src/agent/main.ts'
-import { ALICE, BOB, agentApp } from './helpers.ts'
+import { ALICE, BOB, agentApp, bodyOf } from './helpers.ts'
 
 @agent({ name: 'helper', description: 'Helps', systemPrompt: 'You help.' })
 class HelperAgent {}
@@ -51,13 +51,13 @@ test.group('Agent threads and catalog', () => {
     const unchosen = await chat({ message: 'Which agent?' })
     assert.equal(unchosen.response.status, 400)
     assert.equal(
-      (await unchosen.response.json()).errors[0].message,
+      (await bodyOf(unchosen.response)).errors[0].message,
       'No agent chosen: send "agent" (one of helper, critic), or set "defaultAgent" in config/agent.ts'
     )
     const { threadId } = await finishedChat(chat, { message: 'Hello   there\nfriend', agent: 'helper' })
     await finishedChat(chat, { message: 'Bob here', agent: 'helper' }, BOB)
 
-    const list = await (await request('GET', '/threads')).json()
+    const list = await bodyOf(await request('GET', '/threads'))
     assert.lengthOf(list, 1)
     assert.include(list[0], { id: threadId, title: 'Hello there friend', defaultAgent: null })
 
@@ -68,7 +68,7 @@ test.group('Agent threads and catalog', () => {
     assert.deepEqual(await renamed.json(), { ok: true })
     // Absent defaultAgent leaves it alone; null clears it
     await request('PATCH', `/threads/${threadId}`, ALICE, { title: 'Again' })
-    let detail = await (await request('GET', `/threads/${threadId}`)).json()
+    let detail = await bodyOf(await request('GET', `/threads/${threadId}`))
     assert.include(detail, { title: 'Again', defaultAgent: 'critic' })
     assert.deepEqual(
       detail.messages.map((message: any) => [message.role, message.content]),
@@ -78,12 +78,12 @@ test.group('Agent threads and catalog', () => {
       ]
     )
     await request('PATCH', `/threads/${threadId}`, ALICE, { defaultAgent: null })
-    detail = await (await request('GET', `/threads/${threadId}`)).json()
+    detail = await bodyOf(await request('GET', `/threads/${threadId}`))
     assert.isNull(detail.defaultAgent)
 
     const bad = await request('PATCH', `/threads/${threadId}`, ALICE, { defaultAgent: 'nobody' })
     assert.equal(bad.status, 400)
-    assert.equal((await bad.json()).errors[0].field, 'defaultAgent')
+    assert.equal((await bodyOf(bad)).errors[0].field, 'defaultAgent')
 
     assert.deepEqual(await (await request('DELETE', `/threads/${threadId}`)).json(), { ok: true })
     assert.deepEqual(await (await request('GET', '/threads')).json(), [])
@@ -124,7 +124,7 @@ test.group('Agent threads and catalog', () => {
     const { request, fake } = await agentApp()
     const noActor = await request('GET', '/threads', { id: '' })
     assert.equal(noActor.status, 401)
-    assert.equal((await noActor.json()).errors[0].code, 'E_AGENT_UNAUTHENTICATED')
+    assert.equal((await bodyOf(noActor)).errors[0].code, 'E_AGENT_UNAUTHENTICATED')
 
     for (const [body, field] of [
       [{}, 'message'],
@@ -137,7 +137,7 @@ test.group('Agent threads and catalog', () => {
     ] as const) {
       const response = await request('POST', '/chat', ALICE, body)
       assert.equal(response.status, 400, JSON.stringify(body).slice(0, 60))
-      const error = (await response.json()).errors[0]
+      const error = (await bodyOf(response)).errors[0]
       assert.equal(error.code, 'E_AGENT_INVALID_REQUEST')
       assert.equal(error.field, field)
     }
