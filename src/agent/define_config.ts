@@ -107,7 +107,9 @@ export const stores = {
 
 function resolveAgents(config: AgentConfigInput, maxSteps: number): ResolvedAgent[] {
   if (config.agents !== undefined && !Array.isArray(config.agents)) {
-    throw new AgentConfigException(`Invalid "agents" in ${FILE}: expected an array of agent classes`)
+    throw new AgentConfigException(
+      `Invalid "agents" in ${FILE}: expected an array of agent classes`
+    )
   }
   const agents: ResolvedAgent[] = []
   for (const [index, agentClass] of (config.agents ?? []).entries()) {
@@ -198,7 +200,9 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   }
   const defaultRoles = config.defaultRoles ?? ['ADMIN']
   if (!Array.isArray(defaultRoles) || defaultRoles.some((role) => typeof role !== 'string')) {
-    throw new AgentConfigException(`Invalid "defaultRoles" in ${FILE}: expected an array of role names`)
+    throw new AgentConfigException(
+      `Invalid "defaultRoles" in ${FILE}: expected an array of role names`
+    )
   }
   if (config.rolesPolicy !== undefined && typeof config.rolesPolicy !== 'function') {
     throw new AgentConfigException(
@@ -242,7 +246,11 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   const sse = {
     heartbeatMs: positiveInteger('sse.heartbeatMs', config.sse?.heartbeatMs, 15_000)!,
     maxFramesPerRun: positiveInteger('sse.maxFramesPerRun', config.sse?.maxFramesPerRun, 10_000)!,
-    retainFinishedMs: positiveInteger('sse.retainFinishedMs', config.sse?.retainFinishedMs, 300_000)!,
+    retainFinishedMs: positiveInteger(
+      'sse.retainFinishedMs',
+      config.sse?.retainFinishedMs,
+      300_000
+    )!,
   }
   const maxMessageLength = positiveInteger('maxMessageLength', config.maxMessageLength, 100_000)!
   const modelMaxRetries =

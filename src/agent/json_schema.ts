@@ -72,8 +72,13 @@ function matchesType(type: string, value: unknown) {
       return typeof value === 'number' && Number.isFinite(value)
     case 'null':
       return value === null
+    case 'string':
+      return typeof value === 'string'
+    case 'boolean':
+      return typeof value === 'boolean'
     default:
-      return typeof value === type
+      // An unknown type name is not a constraint this checker understands
+      return true
   }
 }
 

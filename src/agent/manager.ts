@@ -160,7 +160,10 @@ export class AgentManager {
   }
 
   /** The in-memory event log of a run the actor owns, or null when this process has none */
-  async runLog(actor: AgentActor, runId: string): Promise<{ log: RunEventLog | null; run: RunRow }> {
+  async runLog(
+    actor: AgentActor,
+    runId: string
+  ): Promise<{ log: RunEventLog | null; run: RunRow }> {
     const run = await this.ownedRun(actor, runId)
     return { log: this.#runs.get(runId)?.log ?? null, run }
   }

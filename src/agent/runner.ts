@@ -65,12 +65,7 @@ export class TurnRunner {
   constructor(app: ApplicationService, config: ResolvedAgentConfig) {
     this.#app = app
     this.#config = config
-    this.#executor = new ToolExecutor(
-      app,
-      config.store,
-      config.rolesPolicy,
-      config.toolTimeoutMs
-    )
+    this.#executor = new ToolExecutor(app, config.store, config.rolesPolicy, config.toolTimeoutMs)
   }
 
   /** The agent's system prompt: its `@systemPrompt()` method wins over the flat string */

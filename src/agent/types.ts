@@ -56,7 +56,9 @@ export interface FunctionalAgentTool<Input = any, Output = unknown> {
 
 /** A tool class resolved through the container (`@inject()` works) */
 export interface AgentToolClass<Input = any, Output = unknown> {
-  new (...args: any[]): { handle(input: Input, context: AgentToolContext): Output | Promise<Output> }
+  new (...args: any[]): {
+    handle(input: Input, context: AgentToolContext): Output | Promise<Output>
+  }
   spec: AgentToolSpec
 }
 

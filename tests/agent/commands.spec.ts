@@ -20,9 +20,11 @@ test.group('Agent commands and configure', () => {
 
     // An existing file is kept unless --force
     await fs.create(file, 'edited by hand')
-    await (await ace.create(MakeAgent, ['billing_support'])).exec()
+    const kept = await ace.create(MakeAgent, ['billing_support'])
+    await kept.exec()
     assert.equal(await fs.contents(file), 'edited by hand')
-    await (await ace.create(MakeAgent, ['billing_support', '--force'])).exec()
+    const forced = await ace.create(MakeAgent, ['billing_support', '--force'])
+    await forced.exec()
     await assert.fileContains(file, 'export default class BillingSupportAgent {')
   })
 
@@ -36,9 +38,16 @@ test.group('Agent commands and configure', () => {
       await agentInstaller.install(command, await command.createCodemods())
     }
     await assert.fileContains('config/agent.ts', 'actorResolver: actors.auth()')
-    const files = (await readdir(join(fs.basePath, 'database/migrations'))).sort()
+    const files = await readdir(join(fs.basePath, 'database/migrations'))
+    files.sort()
     assert.lengthOf(files, 5, JSON.stringify(files))
-    const tables = ['agent_threads', 'agent_messages', 'agent_runs', 'agent_tool_calls', 'agent_usage']
+    const tables = [
+      'agent_threads',
+      'agent_messages',
+      'agent_runs',
+      'agent_tool_calls',
+      'agent_usage',
+    ]
     // Sorted by name the timestamps keep foreign keys after the tables they point to
     assert.deepEqual(
       files.map((file) => file.replace(/^\d+_create_(.+)_table\.ts$/, '$1')),

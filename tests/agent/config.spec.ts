@@ -3,7 +3,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { actors, agent, defineConfig, systemPrompt } from '../../src/agent/main.ts'
 import type { AgentConfigInput, ModelPort } from '../../src/agent/main.ts'
 import { setupApp } from '../helpers.ts'
-import { agentApp, deltasOf, bodyOf } from './helpers.ts'
+import { agentApp, deltasOf, errorOf } from './helpers.ts'
 
 /** A model port that is never called: config validation happens before any model call */
 const idleModel: ModelPort = {
@@ -49,7 +49,7 @@ test.group('Agent config', () => {
     [
       'a missing model',
       { model: undefined as any },
-      'Missing "model" in config/agent.ts. Set an AI SDK model, for example model: createOpenAI({ apiKey: env.get(\'OPENAI_API_KEY\') })(\'gpt-4.1-mini\')',
+      "Missing \"model\" in config/agent.ts. Set an AI SDK model, for example model: createOpenAI({ apiKey: env.get('OPENAI_API_KEY') })('gpt-4.1-mini')",
     ],
     [
       'a missing actorResolver',
@@ -158,7 +158,7 @@ test.group('Agent config', () => {
     })
     const anonymous = await request('GET', '/agents')
     assert.equal(anonymous.status, 401)
-    assert.equal((await bodyOf(anonymous)).errors[0].code, 'E_AGENT_UNAUTHENTICATED')
+    assert.include(await errorOf(anonymous), { code: 'E_AGENT_UNAUTHENTICATED' })
     const listed = await request('GET', '/threads', { id: 'ignored' }, undefined, { 'x-user': '7' })
     assert.equal(listed.status, 200)
     assert.deepEqual(seen, ['/agent/agents', '/agent/threads'])

@@ -128,7 +128,12 @@ export class FakeModelServer {
   }
 
   async #openai(reply: FakeReply, body: any, response: ServerResponse) {
-    const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model: body.model }
+    const base = {
+      id: 'chatcmpl-fake',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: body.model,
+    }
     const chunk = (choice: Record<string, unknown> | null, extra: Record<string, unknown> = {}) =>
       response.write(
         `data: ${JSON.stringify({ ...base, choices: choice ? [{ index: 0, ...choice }] : [], ...extra })}\n\n`
@@ -151,7 +156,9 @@ export class FakeModelServer {
       const args = JSON.stringify(call.input)
       for (let offset = 0; offset < args.length; offset += size) {
         chunk({
-          delta: { tool_calls: [{ index, function: { arguments: args.slice(offset, offset + size) } }] },
+          delta: {
+            tool_calls: [{ index, function: { arguments: args.slice(offset, offset + size) } }],
+          },
           finish_reason: null,
         })
       }
@@ -209,7 +216,10 @@ export class FakeModelServer {
       block++
     }
     event('message_delta', {
-      delta: { stop_reason: reply.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+      delta: {
+        stop_reason: reply.toolCalls?.length ? 'tool_use' : 'end_turn',
+        stop_sequence: null,
+      },
       usage: { output_tokens: reply.usage === null ? 0 : (outputTokens ?? 5) },
     })
     event('message_stop', {})

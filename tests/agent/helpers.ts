@@ -108,12 +108,18 @@ export async function agentApp(
   /** GET /agent/chat/:runId/stream */
   const resume = async (
     runId: string,
-    options: { lastEventId?: string; after?: string; actor?: TestActor } = {}
+    from: { lastEventId?: string; after?: string; actor?: TestActor } = {}
   ) => {
-    const query = options.after === undefined ? '' : `?after=${options.after}`
+    const query = from.after === undefined ? '' : `?after=${from.after}`
     const headers: Record<string, string> =
-      options.lastEventId === undefined ? {} : { 'last-event-id': options.lastEventId }
-    const response = await request('GET', `/chat/${runId}/stream${query}`, options.actor, undefined, headers)
+      from.lastEventId === undefined ? {} : { 'last-event-id': from.lastEventId }
+    const response = await request(
+      'GET',
+      `/chat/${runId}/stream${query}`,
+      from.actor,
+      undefined,
+      headers
+    )
     return { response, sse: new SseReader(response) }
   }
 
@@ -122,10 +128,30 @@ export async function agentApp(
 
 /** The text of the delta frames, in order */
 export function deltasOf(frames: Array<{ data?: any; event?: string }>) {
-  return frames.filter((frame) => !frame.event && frame.data?.delta !== undefined).map((f) => f.data.delta)
+  return frames
+    .filter((frame) => !frame.event && frame.data?.delta !== undefined)
+    .map((f) => f.data.delta)
 }
 
 /** A JSON response body, untyped for assertions */
 export async function bodyOf(response: Response): Promise<any> {
   return response.json()
+}
+
+/** The first entry of an error body */
+export async function errorOf(response: Response): Promise<Record<string, unknown>> {
+  const body = await response.json()
+  return (body as any).errors[0]
+}
+
+/** The status of a response once it arrives */
+export async function statusOf(pending: Promise<Response>) {
+  const response = await pending
+  return response.status
+}
+
+/** The stored status of a run */
+export async function runStatus(manager: AgentManager, runId: string) {
+  const run = await manager.config.store.findRun(runId)
+  return run?.status
 }

@@ -56,7 +56,8 @@ export class SseReader {
     const frames: SseFrame[] = []
     for (;;) {
       const frame = await this.next()
-      if (!frame) throw new Error(`Stream ended before the expected frame: ${JSON.stringify(frames)}`)
+      if (!frame)
+        throw new Error(`Stream ended before the expected frame: ${JSON.stringify(frames)}`)
       if (frame.comment !== undefined && !options.comments && !match(frame)) continue
       frames.push(frame)
       if (match(frame)) return frames

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { agent } from '../../src/agent/main.ts'
-import { ALICE, BOB, agentApp, bodyOf } from './helpers.ts'
+import { ALICE, BOB, agentApp, bodyOf, errorOf, statusOf } from './helpers.ts'
 
 @agent({ name: 'helper', description: 'Helps', systemPrompt: 'You help.' })
 class HelperAgent {}
@@ -8,11 +8,19 @@ class HelperAgent {}
 @agent({ name: 'critic', description: 'Criticises', systemPrompt: 'You criticise.' })
 class CriticAgent {}
 
-async function finishedChat(chat: Awaited<ReturnType<typeof agentApp>>['chat'], body: any, actor = ALICE) {
+async function finishedChat(
+  chat: Awaited<ReturnType<typeof agentApp>>['chat'],
+  body: any,
+  actor = ALICE
+) {
   const { response, sse } = await chat(body, actor)
-  if (response.status !== 200) throw new Error(`chat answered ${response.status}: ${await response.text()}`)
+  if (response.status !== 200)
+    throw new Error(`chat answered ${response.status}: ${await response.text()}`)
   await sse.rest()
-  return { runId: response.headers.get('x-agent-run-id')!, threadId: response.headers.get('x-agent-thread-id')! }
+  return {
+    runId: response.headers.get('x-agent-run-id')!,
+    threadId: response.headers.get('x-agent-thread-id')!,
+  }
 }
 
 test.group('Agent threads and catalog', () => {
@@ -45,16 +53,21 @@ test.group('Agent threads and catalog', () => {
   test('threads are listed per actor, renamed, given a default agent and soft deleted', async ({
     assert,
   }) => {
-    const { chat, request, fake } = await agentApp({ config: { agents: [HelperAgent, CriticAgent] } })
+    const { chat, request, fake } = await agentApp({
+      config: { agents: [HelperAgent, CriticAgent] },
+    })
     fake.reply({ text: ['hi'] }, { text: ['hi bob'] })
     // Two agents and no defaultAgent: the caller must choose
     const unchosen = await chat({ message: 'Which agent?' })
     assert.equal(unchosen.response.status, 400)
-    assert.equal(
-      (await bodyOf(unchosen.response)).errors[0].message,
-      'No agent chosen: send "agent" (one of helper, critic), or set "defaultAgent" in config/agent.ts'
-    )
-    const { threadId } = await finishedChat(chat, { message: 'Hello   there\nfriend', agent: 'helper' })
+    assert.include(await errorOf(unchosen.response), {
+      message:
+        'No agent chosen: send "agent" (one of helper, critic), or set "defaultAgent" in config/agent.ts',
+    })
+    const { threadId } = await finishedChat(chat, {
+      message: 'Hello   there\nfriend',
+      agent: 'helper',
+    })
     await finishedChat(chat, { message: 'Bob here', agent: 'helper' }, BOB)
 
     const list = await bodyOf(await request('GET', '/threads'))
@@ -83,14 +96,16 @@ test.group('Agent threads and catalog', () => {
 
     const bad = await request('PATCH', `/threads/${threadId}`, ALICE, { defaultAgent: 'nobody' })
     assert.equal(bad.status, 400)
-    assert.equal((await bodyOf(bad)).errors[0].field, 'defaultAgent')
+    assert.include(await errorOf(bad), { field: 'defaultAgent' })
 
-    assert.deepEqual(await (await request('DELETE', `/threads/${threadId}`)).json(), { ok: true })
-    assert.deepEqual(await (await request('GET', '/threads')).json(), [])
-    assert.equal((await request('GET', `/threads/${threadId}`)).status, 404)
+    assert.deepEqual(await bodyOf(await request('DELETE', `/threads/${threadId}`)), { ok: true })
+    assert.deepEqual(await bodyOf(await request('GET', '/threads')), [])
+    assert.equal(await statusOf(request('GET', `/threads/${threadId}`)), 404)
   })
 
-  test('another actor thread answers 403 on every route, an unknown one 404', async ({ assert }) => {
+  test('another actor thread answers 403 on every route, an unknown one 404', async ({
+    assert,
+  }) => {
     const { chat, request, fake } = await agentApp()
     fake.reply({ text: ['hi'] })
     const { threadId } = await finishedChat(chat, { message: 'mine' })
@@ -103,7 +118,11 @@ test.group('Agent threads and catalog', () => {
       assert.equal(response.status, 403, method)
       assert.deepEqual(await response.json(), {
         errors: [
-          { code: 'E_AGENT_FORBIDDEN', message: 'This thread belongs to another actor', resource: 'thread' },
+          {
+            code: 'E_AGENT_FORBIDDEN',
+            message: 'This thread belongs to another actor',
+            resource: 'thread',
+          },
         ],
       })
     }
@@ -124,7 +143,7 @@ test.group('Agent threads and catalog', () => {
     const { request, fake } = await agentApp()
     const noActor = await request('GET', '/threads', { id: '' })
     assert.equal(noActor.status, 401)
-    assert.equal((await bodyOf(noActor)).errors[0].code, 'E_AGENT_UNAUTHENTICATED')
+    assert.include(await errorOf(noActor), { code: 'E_AGENT_UNAUTHENTICATED' })
 
     for (const [body, field] of [
       [{}, 'message'],
@@ -137,7 +156,7 @@ test.group('Agent threads and catalog', () => {
     ] as const) {
       const response = await request('POST', '/chat', ALICE, body)
       assert.equal(response.status, 400, JSON.stringify(body).slice(0, 60))
-      const error = (await bodyOf(response)).errors[0]
+      const error = await errorOf(response)
       assert.equal(error.code, 'E_AGENT_INVALID_REQUEST')
       assert.equal(error.field, field)
     }

@@ -62,7 +62,10 @@ test.group('Agent tools', () => {
     const { tool, calls } = counterTool('double', ['USER'])
     const { chat, fake, manager } = await agentApp({ config: { tools: [tool] } })
     fake.reply(
-      { text: ['Let me check. '], toolCalls: [{ id: 'call_1', name: 'double', input: { amount: 21 } }] },
+      {
+        text: ['Let me check. '],
+        toolCalls: [{ id: 'call_1', name: 'double', input: { amount: 21 } }],
+      },
       { text: ['It is 42.'] }
     )
     const { response, sse } = await chat({ message: 'double 21' }, { id: 'carol', roles: ['USER'] })
@@ -157,7 +160,9 @@ test.group('Agent tools', () => {
     const slow = defineTool({
       spec: { name: 'slow', description: 'Never finishes', roles: ['USER'] },
       handler(_input: unknown, context) {
-        aborted = new Promise((resolve) => context.signal.addEventListener('abort', () => resolve()))
+        aborted = new Promise((resolve) =>
+          context.signal.addEventListener('abort', () => resolve())
+        )
         return new Promise(() => {})
       },
     })

@@ -5,7 +5,8 @@ export const consumeDate = toDate
 
 /** JSON kept in a text column */
 export const jsonColumn = {
-  prepare: (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value)),
+  prepare: (value: unknown) =>
+    value === null || value === undefined ? null : JSON.stringify(value),
   consume: (value: unknown) =>
     value === null || value === undefined ? null : JSON.parse(String(value)),
 }

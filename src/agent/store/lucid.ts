@@ -194,18 +194,16 @@ export class LucidAgentStore implements AgentStore {
       .from(AGENT_TABLES.messages)
       .where('thread_id', threadId)
       .orderBy('id', 'asc')
-    return rows.map(
-      (row: any): MessageRow => ({
-        id: Number(row.id),
-        threadId: row.thread_id,
-        runId: row.run_id,
-        role: row.role,
-        content: row.content,
-        toolCalls: parse(row.tool_calls),
-        toolResults: parse(row.tool_results),
-        createdAt: toDate(row.created_at),
-      })
-    )
+    return rows.map((row: any): MessageRow => ({
+      id: Number(row.id),
+      threadId: row.thread_id,
+      runId: row.run_id,
+      role: row.role,
+      content: row.content,
+      toolCalls: parse(row.tool_calls),
+      toolResults: parse(row.tool_results),
+      createdAt: toDate(row.created_at),
+    }))
   }
 
   async createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>) {
@@ -295,23 +293,26 @@ export class LucidAgentStore implements AgentStore {
   }
 
   async recordUsage(row: UsageRow) {
-    await this.#client.insertQuery().table(AGENT_TABLES.usage).insert({
-      run_id: row.runId,
-      thread_id: row.threadId,
-      actor_ref: row.actorRef,
-      agent_name: row.agentName,
-      model: row.model.slice(0, 191),
-      kind: row.kind,
-      step: row.step,
-      usage_known: row.known,
-      uncached_input_tokens: row.uncachedInputTokens,
-      cache_read_tokens: row.cacheReadTokens,
-      cache_write_tokens: row.cacheWriteTokens,
-      output_tokens: row.outputTokens,
-      reasoning_tokens: row.reasoningTokens,
-      day: row.day,
-      created_at: new Date(),
-    })
+    await this.#client
+      .insertQuery()
+      .table(AGENT_TABLES.usage)
+      .insert({
+        run_id: row.runId,
+        thread_id: row.threadId,
+        actor_ref: row.actorRef,
+        agent_name: row.agentName,
+        model: row.model.slice(0, 191),
+        kind: row.kind,
+        step: row.step,
+        usage_known: row.known,
+        uncached_input_tokens: row.uncachedInputTokens,
+        cache_read_tokens: row.cacheReadTokens,
+        cache_write_tokens: row.cacheWriteTokens,
+        output_tokens: row.outputTokens,
+        reasoning_tokens: row.reasoningTokens,
+        day: row.day,
+        created_at: new Date(),
+      })
   }
 
   async listUsage(runId: string) {
@@ -319,23 +320,21 @@ export class LucidAgentStore implements AgentStore {
       .from(AGENT_TABLES.usage)
       .where('run_id', runId)
       .orderBy('id', 'asc')
-    return rows.map(
-      (row: any): UsageRow => ({
-        runId: row.run_id,
-        threadId: row.thread_id,
-        actorRef: row.actor_ref,
-        agentName: row.agent_name,
-        model: row.model,
-        kind: row.kind,
-        step: Number(row.step),
-        day: row.day,
-        known: Boolean(Number(row.usage_known)),
-        uncachedInputTokens: Number(row.uncached_input_tokens),
-        cacheReadTokens: Number(row.cache_read_tokens),
-        cacheWriteTokens: Number(row.cache_write_tokens),
-        outputTokens: Number(row.output_tokens),
-        reasoningTokens: Number(row.reasoning_tokens),
-      })
-    )
+    return rows.map((row: any): UsageRow => ({
+      runId: row.run_id,
+      threadId: row.thread_id,
+      actorRef: row.actor_ref,
+      agentName: row.agent_name,
+      model: row.model,
+      kind: row.kind,
+      step: Number(row.step),
+      day: row.day,
+      known: Boolean(Number(row.usage_known)),
+      uncachedInputTokens: Number(row.uncached_input_tokens),
+      cacheReadTokens: Number(row.cache_read_tokens),
+      cacheWriteTokens: Number(row.cache_write_tokens),
+      outputTokens: Number(row.output_tokens),
+      reasoningTokens: Number(row.reasoning_tokens),
+    }))
   }
 }
