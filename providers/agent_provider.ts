@@ -56,6 +56,19 @@ export default class AgentProvider {
     this.#manager = await this.app.container.make('atrium.agent')
   }
 
+  /**
+   * The HTTP server's terminating hook waits for every open connection, and
+   * providers shut down after it: abort the runs first so their SSE streams
+   * end, or a graceful stop with a client reading a stalled run never ends.
+   * Hooks registered later run first.
+   */
+  async ready() {
+    const manager = this.#manager
+    if (manager) {
+      this.app.terminating(() => manager.shutdown())
+    }
+  }
+
   async shutdown() {
     await this.#manager?.shutdown()
   }

@@ -141,4 +141,21 @@ test.group('Agent run resume and cancel', () => {
     const rest = await sse.rest()
     assert.equal(rest.at(-1)?.event, 'done')
   })
+
+  test('stopping the app aborts the runs in flight, ends their streams and records them aborted', async ({
+    assert,
+  }) => {
+    const { chat, fake, close, db } = await agentApp()
+    fake.reply({ text: ['a', 'b'], stallAfter: 1 })
+    const { response, sse } = await chat({ message: 'go' })
+    await sse.until((frame) => frame.id === '2')
+    await fake.stalled()
+    await close()
+    assert.deepEqual(await sse.rest(), [{ id: '3', event: 'done', data: { aborted: true } }])
+    const run = await db
+      .from('agent_runs')
+      .where('id', response.headers.get('x-agent-run-id')!)
+      .first()
+    assert.equal(run.status, 'aborted')
+  })
 })
