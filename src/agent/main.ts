@@ -5,7 +5,6 @@ export { defineConfig, actors, stores, defaultRolesPolicy } from './define_confi
 export { agent, systemPrompt } from './decorators.ts'
 export { defineTool } from './tools.ts'
 export { AgentManager } from './manager.ts'
-export { registerAgentRoutes } from './http/routes.ts'
 export { AiSdkModel, usageFromAiSdk } from './model/ai_sdk.ts'
 export { LucidAgentStore, AGENT_TABLES } from './store/lucid.ts'
 export * as errors from './errors.ts'

@@ -91,8 +91,16 @@ export interface RolesPolicyRequest {
 /** The tool authorization gate */
 export type RolesPolicy = (request: RolesPolicyRequest) => boolean | Promise<boolean>
 
-/** Route middleware, as `router.use()` / `route.use()` take them */
-export type AgentMiddleware = MiddlewareFn | ParsedNamedMiddleware
+/** A middleware class module, imported lazily (`() => import('#middleware/auth_middleware')`) */
+export type LazyMiddleware = () => Promise<{
+  default: new (...args: any[]) => { handle(ctx: HttpContext, next: () => Promise<any>): any }
+}>
+
+/**
+ * Route middleware: a lazy import of a middleware class, an inline
+ * function, or a named middleware (config files cannot import start/kernel)
+ */
+export type AgentMiddleware = MiddlewareFn | ParsedNamedMiddleware | LazyMiddleware
 
 /** The store to persist threads, messages, runs, tool calls and usage */
 export type AgentStoreFactory = (app: ApplicationService) => AgentStore | Promise<AgentStore>

@@ -3,7 +3,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { actors, agent, defineConfig, systemPrompt } from '../../src/agent/main.ts'
 import type { AgentConfigInput, ModelPort } from '../../src/agent/main.ts'
 import { setupApp } from '../helpers.ts'
-import { agentApp, deltasOf, errorOf } from './helpers.ts'
+import { agentApp, deltasOf, errorOf, statusOf } from './helpers.ts'
 
 /** A model port that is never called: config validation happens before any model call */
 const idleModel: ModelPort = {
@@ -162,5 +162,19 @@ test.group('Agent config', () => {
     const listed = await request('GET', '/threads', { id: 'ignored' }, undefined, { 'x-user': '7' })
     assert.equal(listed.status, 200)
     assert.deepEqual(seen, ['/agent/agents', '/agent/threads'])
+  })
+
+  test('a lazily imported middleware class guards every route', async ({ assert }) => {
+    const { default: ActorMiddleware } = await import('./fixtures/actor_middleware.ts')
+    ActorMiddleware.seen = []
+    const { request } = await agentApp({
+      config: { middleware: [() => import('./fixtures/actor_middleware.ts')] },
+    })
+    assert.equal(await statusOf(request('GET', '/agents')), 200)
+    assert.equal(
+      await statusOf(request('POST', '/chat', undefined, { message: 'hi' }, { 'x-blocked': '1' })),
+      418
+    )
+    assert.deepEqual(ActorMiddleware.seen, ['/agent/agents', '/agent/chat'])
   })
 })

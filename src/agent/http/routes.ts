@@ -1,5 +1,24 @@
-import type { Router } from '@adonisjs/core/http'
-import type { ResolvedAgentConfig } from '../types.ts'
+import type { HttpContext, Router } from '@adonisjs/core/http'
+import type { MiddlewareFn } from '@adonisjs/core/types/http'
+import type { AgentMiddleware, LazyMiddleware, ResolvedAgentConfig } from '../types.ts'
+
+/**
+ * A lazy import takes no argument, a middleware function takes (ctx, next):
+ * lazy imports become a function that makes the class through the container
+ * once per request, as Adonis does for its own lazy middleware.
+ */
+function toRouteMiddleware(entry: AgentMiddleware): AgentMiddleware {
+  if (typeof entry !== 'function' || entry.length !== 0) {
+    return entry
+  }
+  const lazy = entry as LazyMiddleware
+  const fn: MiddlewareFn = async (ctx: HttpContext, next) => {
+    const { default: Middleware } = await lazy()
+    const instance = await ctx.containerResolver.make(Middleware)
+    return instance.handle(ctx, next)
+  }
+  return fn
+}
 import * as controllers from './controllers.ts'
 
 /**
@@ -24,7 +43,7 @@ export function registerAgentRoutes(
     .prefix(`/${config.path}`)
     .as('atrium.agent')
   if (config.middleware.length) {
-    group.use(config.middleware as any)
+    group.use(config.middleware.map(toRouteMiddleware) as any)
   }
   return group
 }
