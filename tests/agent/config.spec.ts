@@ -176,5 +176,10 @@ test.group('Agent config', () => {
       418
     )
     assert.deepEqual(ActorMiddleware.seen, ['/agent/agents', '/agent/chat'])
+    // Headers middleware set through Adonis reach the SSE response too
+    const stream = await request('POST', '/chat', undefined, { message: 'hi' })
+    assert.equal(stream.headers.get('x-guarded-by'), 'actor-middleware')
+    assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+    await stream.text()
   })
 })

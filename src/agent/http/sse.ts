@@ -32,6 +32,8 @@ export interface StreamOptions {
  */
 export function streamRunLog(ctx: HttpContext, log: RunEventLog | null, options: StreamOptions) {
   const response = ctx.response.response
+  // Headers other middleware set through Adonis (CORS, request id) go out with the stream
+  ctx.response.relayHeaders()
   response.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache, no-transform',
