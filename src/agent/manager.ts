@@ -8,6 +8,7 @@ import {
   AgentNotFoundException,
   AgentUnauthenticatedException,
 } from './errors.ts'
+import { ApprovalWaiters } from './approvals.ts'
 import { RunEventLog } from './run_log.ts'
 import { TurnRunner } from './runner.ts'
 import type { RunRow, ThreadRow } from './store/contract.ts'
@@ -39,6 +40,7 @@ export class AgentManager {
   #runner: TurnRunner
   #runs = new Map<string, LiveRun>()
   #timers = new Set<NodeJS.Timeout>()
+  #approvals = new ApprovalWaiters()
 
   constructor(app: ApplicationService, config: ResolvedAgentConfig) {
     this.#app = app
@@ -117,7 +119,15 @@ export class AgentManager {
     log.append({ event: 'meta', data: { runId, threadId: thread.id } })
     const controller = new AbortController()
     const done = this.#runner
-      .run({ runId, thread, actor, agent, log, signal: controller.signal })
+      .run({
+        runId,
+        thread,
+        actor,
+        agent,
+        log,
+        signal: controller.signal,
+        approvals: this.#approvals,
+      })
       .catch((error) => debug('run %s crashed: %s', runId, (error as Error)?.name))
       .finally(() => {
         // Every reader must see an end, even when the store failed mid-run
@@ -178,6 +188,31 @@ export class AgentManager {
     live.controller.abort(new Error('cancelled'))
     await live.done
     return { aborted: true }
+  }
+
+  /**
+   * Approves or rejects a tool call waiting for approval. The run is found
+   * from the tool-call id; the first decision wins (one conditional update)
+   * and any later one answers `{ ok: false }`.
+   */
+  async decide(actor: AgentActor, toolCallId: string, approved: boolean, reason?: string) {
+    const rows = await this.config.store.findToolCallsById(toolCallId)
+    if (!rows.length) throw new AgentNotFoundException('tool call')
+    const owned = rows.filter((row) => row.actorRef === actor.id)
+    if (!owned.length) throw new AgentForbiddenException('tool call')
+    const pending = owned.find((row) => row.status === 'pending_approval')
+    if (!pending) return { ok: false }
+    const won = await this.config.store.decideApproval(pending.id, approved, reason)
+    if (won) {
+      this.#approvals.resolve(pending.runId, pending.toolCallId, { approved, reason })
+    }
+    debug(
+      'tool call %s %s (%s)',
+      toolCallId,
+      approved ? 'approved' : 'rejected',
+      won ? 'won' : 'late'
+    )
+    return { ok: won }
   }
 
   /** Waits for a run of this process to end (tests, shutdown) */

@@ -4,7 +4,7 @@
  */
 export interface RunFrame {
   seq: number
-  event?: 'meta' | 'done' | 'error'
+  event?: 'meta' | 'approval' | 'done' | 'error'
   data: Record<string, unknown>
 }
 

@@ -1,4 +1,5 @@
 import type { ApplicationService } from '@adonisjs/core/types'
+import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
 import type { ModelMessage, ModelToolCall, TokenUsage } from './model/port.ts'
 import { UNKNOWN_USAGE } from './model/port.ts'
@@ -9,6 +10,7 @@ import type { AgentActor, ResolvedAgent, ResolvedAgentConfig, ResolvedTool } fro
 
 /** One chat turn to run */
 export interface TurnRequest {
+  approvals: ApprovalWaiters
   runId: string
   thread: ThreadRow
   actor: AgentActor
@@ -171,6 +173,8 @@ export class TurnRunner {
                 actor,
                 tools: allowed,
                 signal,
+                approvals: request.approvals,
+                announce: (frame) => log.append({ event: 'approval', data: frame }),
               })
           results.push({ toolCallId: call.toolCallId, toolName: call.toolName, output })
         }

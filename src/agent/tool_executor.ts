@@ -1,4 +1,5 @@
 import type { ApplicationService } from '@adonisjs/core/types'
+import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
 import type { ModelToolCall } from './model/port.ts'
 import type { AgentStore } from './store/contract.ts'
@@ -14,6 +15,10 @@ export interface ToolCallScope {
   tools: Map<string, ResolvedTool>
   /** Aborted when the run is cancelled */
   signal: AbortSignal
+  /** Announces a call waiting for approval on the run's stream */
+  announce(frame: { toolCallId: string; toolName: string; input: unknown }): void
+  /** Where the run waits for the decision */
+  approvals: ApprovalWaiters
 }
 
 /** The structured result the model reads when a call did not succeed */
@@ -112,6 +117,27 @@ export class ToolExecutor {
     } catch (error) {
       if (!(error instanceof ToolInputError)) throw error
       return finish('failed', refusal('invalid_input', error.message), 'invalid_input')
+    }
+
+    if (tool.spec.requiresApproval) {
+      // The row says pending_approval before any client can learn of the call
+      await this.#store.markPendingApproval(scope.runId, call.toolCallId)
+      scope.announce({ toolCallId: call.toolCallId, toolName: tool.spec.name, input })
+      let decision
+      try {
+        decision = await scope.approvals.wait(scope.runId, call.toolCallId, scope.signal)
+      } catch (error) {
+        await finish('failed', refusal('aborted', 'The run was cancelled'), 'aborted')
+        throw error
+      }
+      if (!decision.approved) {
+        debug('run %s: tool %s rejected', scope.runId, tool.spec.name)
+        return {
+          error: 'rejected',
+          message: `A person rejected this call of "${tool.spec.name}"`,
+          ...(decision.reason ? { reason: decision.reason } : {}),
+        }
+      }
     }
 
     const controller = new AbortController()

@@ -51,9 +51,9 @@ export function resolveTool(definition: AgentToolDefinition, index: number): Res
       `Invalid "spec.roles" of tool "${spec.name}" (${where}): expected an array of role names`
     )
   }
-  if (spec.requiresApproval) {
+  if (spec.requiresApproval !== undefined && typeof spec.requiresApproval !== 'boolean') {
     throw new AgentConfigException(
-      `Tool "${spec.name}" sets "requiresApproval" (${where}), but approvals are not available in this version of the agent gateway. Remove requiresApproval or the tool`
+      `Invalid "spec.requiresApproval" of tool "${spec.name}" (${where}): expected a boolean`
     )
   }
   let inputSchema: JsonSchema = { type: 'object', properties: {} }

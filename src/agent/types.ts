@@ -34,7 +34,7 @@ export interface AgentToolSpec {
   inputSchema?: JsonSchema | InputValidator
   /** Roles allowed to run the tool; omitted means the policy's `defaultRoles` */
   roles?: string[]
-  /** Human approval before execution (not built yet: such tools are refused at boot) */
+  /** A person approves each call (POST /agent/tool-call/approve) before it runs */
   requiresApproval?: boolean
 }
 

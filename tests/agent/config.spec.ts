@@ -77,15 +77,6 @@ test.group('Agent config', () => {
       '"defaultAgent" in config/agent.ts is "ghost", which is not one of the agents: default',
     ],
     [
-      'a tool needing approval',
-      {
-        tools: [
-          { spec: { name: 'pay', description: 'Pays', requiresApproval: true }, handler: () => 1 },
-        ],
-      },
-      'Tool "pay" sets "requiresApproval" ("tools[0]" in config/agent.ts), but approvals are not available in this version of the agent gateway. Remove requiresApproval or the tool',
-    ],
-    [
       'a quota',
       { quotaLimitTokens: 1000 },
       '"quotaLimitTokens" in config/agent.ts is not available in this version of adonis-atrium: token quotas are not built yet. Remove the option',

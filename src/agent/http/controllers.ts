@@ -3,7 +3,13 @@ import { AgentReplayGoneException } from '../errors.ts'
 import type { AgentManager } from '../manager.ts'
 import type { RunRow, ThreadRow } from '../store/contract.ts'
 import { formatFrame, streamRunLog } from './sse.ts'
-import { parseChatRequest, parseId, parseResumePoint, parseThreadPatch } from './requests.ts'
+import {
+  parseChatRequest,
+  parseDecision,
+  parseId,
+  parseResumePoint,
+  parseThreadPatch,
+} from './requests.ts'
 
 async function manager(ctx: HttpContext): Promise<AgentManager> {
   return ctx.containerResolver.make('atrium.agent')
@@ -142,4 +148,20 @@ export async function deleteThread(ctx: HttpContext) {
   const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
   await agents.config.store.softDeleteThread(thread.id)
   return { ok: true }
+}
+
+/** `POST /agent/tool-call/approve` */
+export async function approveToolCall(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const { toolCallId } = parseDecision(ctx.request.body(), false)
+  return agents.decide(actor, toolCallId, true)
+}
+
+/** `POST /agent/tool-call/reject` */
+export async function rejectToolCall(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const { toolCallId, reason } = parseDecision(ctx.request.body(), true)
+  return agents.decide(actor, toolCallId, false, reason)
 }

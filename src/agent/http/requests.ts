@@ -87,3 +87,21 @@ export function parseId(value: unknown, resource: 'thread' | 'run'): string {
   }
   return value
 }
+
+/** `POST /agent/tool-call/approve` and `/reject` bodies */
+export function parseDecision(body: unknown, withReason: boolean) {
+  if (!isObject(body)) {
+    throw new AgentInvalidRequestException('Expected a JSON object body')
+  }
+  const { toolCallId, reason } = body
+  if (typeof toolCallId !== 'string' || !toolCallId || toolCallId.length > 191) {
+    throw new AgentInvalidRequestException('"toolCallId" must be a tool call id', 'toolCallId')
+  }
+  if (withReason && reason !== undefined && (typeof reason !== 'string' || reason.length > 2000)) {
+    throw new AgentInvalidRequestException(
+      '"reason" must be a string of at most 2000 characters',
+      'reason'
+    )
+  }
+  return { toolCallId, reason: withReason ? (reason as string | undefined) : undefined }
+}

@@ -39,6 +39,8 @@ export function registerAgentRoutes(
       router.get('threads/:id', controllers.showThread).as('threads.show')
       router.patch('threads/:id', controllers.updateThread).as('threads.update')
       router.delete('threads/:id', controllers.deleteThread).as('threads.destroy')
+      router.post('tool-call/approve', controllers.approveToolCall).as('tool_call.approve')
+      router.post('tool-call/reject', controllers.rejectToolCall).as('tool_call.reject')
     })
     .prefix(`/${config.path}`)
     .as('atrium.agent')

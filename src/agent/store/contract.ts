@@ -37,7 +37,15 @@ export interface RunRow {
   finishedAt: Date | null
 }
 
-export type ToolCallStatus = 'running' | 'succeeded' | 'failed' | 'denied' | 'skipped'
+export type ToolCallStatus =
+  | 'running'
+  | 'pending_approval'
+  | 'approved'
+  | 'rejected'
+  | 'succeeded'
+  | 'failed'
+  | 'denied'
+  | 'skipped'
 
 /** One execution of a tool, keyed by the model's tool-call id within its run */
 export interface ToolCallRow {
@@ -112,6 +120,15 @@ export interface AgentStore {
     }
   ): Promise<void>
   listToolCalls(runId: string): Promise<ToolCallRow[]>
+  /** Moves a running call to `pending_approval` (before the stream announces it) */
+  markPendingApproval(runId: string, toolCallId: string): Promise<void>
+  /** Every recorded call with this model tool-call id (one per run that has it) */
+  findToolCallsById(toolCallId: string): Promise<ToolCallRow[]>
+  /**
+   * One conditional update from `pending_approval` to `approved` or
+   * `rejected`: true for the first decision, false for any later one.
+   */
+  decideApproval(id: number, approved: boolean, reason?: string): Promise<boolean>
 
   recordUsage(row: UsageRow): Promise<void>
   listUsage(runId: string): Promise<UsageRow[]>

@@ -284,6 +284,36 @@ export class LucidAgentStore implements AgentStore {
       })
   }
 
+  async markPendingApproval(runId: string, toolCallId: string) {
+    await this.#client
+      .from(AGENT_TABLES.toolCalls)
+      .where('run_id', runId)
+      .where('tool_call_id', toolCallId)
+      .where('status', 'running')
+      .update({ status: 'pending_approval', updated_at: new Date() })
+  }
+
+  async findToolCallsById(toolCallId: string) {
+    const rows = await this.#client
+      .from(AGENT_TABLES.toolCalls)
+      .where('tool_call_id', toolCallId)
+      .orderBy('id', 'asc')
+    return rows.map(toolCall)
+  }
+
+  async decideApproval(id: number, approved: boolean, reason?: string) {
+    const affected = await this.#client
+      .from(AGENT_TABLES.toolCalls)
+      .where('id', id)
+      .where('status', 'pending_approval')
+      .update({
+        status: approved ? 'approved' : 'rejected',
+        ...(approved ? {} : { output: json({ error: 'rejected', reason: reason ?? null }) }),
+        updated_at: new Date(),
+      })
+    return Number(Array.isArray(affected) ? affected[0] : affected) === 1
+  }
+
   async listToolCalls(runId: string) {
     const rows = await this.#client
       .from(AGENT_TABLES.toolCalls)
