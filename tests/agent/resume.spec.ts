@@ -158,4 +158,25 @@ test.group('Agent run resume and cancel', () => {
       .first()
     assert.equal(run.status, 'aborted')
   })
+
+  test('frames are capped per run: a resume older than the kept window answers 410', async ({
+    assert,
+  }) => {
+    const { chat, resume, fake } = await agentApp({ config: { sse: { maxFramesPerRun: 3 } } })
+    fake.reply({ text: ['a', 'b', 'c', 'd'] })
+    const first = await chat({ message: 'go' })
+    const runId = first.response.headers.get('x-agent-run-id')!
+    await first.sse.rest()
+    // Frames 1..6 were written; 4, 5 and 6 are kept
+    const gone = await resume(runId, { lastEventId: '2' })
+    assert.equal(gone.response.status, 410)
+    assert.include(await errorOf(gone.response), { code: 'E_AGENT_REPLAY_GONE', firstKept: 4 })
+    const kept = await resume(runId, { lastEventId: '3' })
+    assert.deepEqual(await kept.sse.rest(), [
+      { event: 'meta', data: { runId } },
+      { id: '4', data: { delta: 'c' } },
+      { id: '5', data: { delta: 'd' } },
+      { id: '6', event: 'done', data: {} },
+    ])
+  })
 })
