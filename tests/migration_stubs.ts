@@ -22,7 +22,14 @@ export const MIGRATION_STUBS = {
     'billing_audit_events',
   ],
   collaboration: ['collaboration'],
-  agent: ['agent_threads', 'agent_messages', 'agent_runs', 'agent_tool_calls', 'agent_usage'],
+  agent: [
+    'agent_threads',
+    'agent_messages',
+    'agent_runs',
+    'agent_tool_calls',
+    'agent_usage',
+    'agent_quota',
+  ],
 } as const
 
 export type MigrationFeature = keyof typeof MIGRATION_STUBS

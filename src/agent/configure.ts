@@ -4,7 +4,7 @@ import { stubsRoot } from '../../stubs/main.ts'
 import { AGENT_TABLES } from './store/lucid.ts'
 
 /**
- * The agent gateway publishes config/agent.ts, its five migrations (once
+ * The agent gateway publishes config/agent.ts, its six migrations (once
  * each, in foreign-key order), its provider and ANTHROPIC_API_KEY, and
  * offers to install the AI SDK with the Anthropic provider the config uses.
  */
@@ -13,7 +13,7 @@ export const agentInstaller: FeatureInstaller = {
   description: 'Agent gateway: streamed chat over SSE, threads, tools with roles and timeouts',
   async install(command, codemods) {
     await codemods.makeUsingStub(stubsRoot, 'config/agent.stub', {})
-    const order = ['threads', 'messages', 'runs', 'toolCalls', 'usage'] as const
+    const order = ['threads', 'messages', 'runs', 'toolCalls', 'usage', 'quota'] as const
     for (const [index, key] of order.entries()) {
       await publishMigrationOnce(command, codemods, stubsRoot, {
         stub: `make/migration/${AGENT_TABLES[key]}.stub`,

@@ -182,11 +182,13 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       `"durable: true" in ${FILE} needs the durable module and a configured durable engine, which this version of adonis-atrium does not include. Remove durable (and dispatchedSteps)`
     )
   }
-  if (config.quota !== undefined || config.quotaLimitTokens !== undefined) {
+  if (config.quota !== undefined) {
     throw new AgentConfigException(
-      `"${config.quota !== undefined ? 'quota' : 'quotaLimitTokens'}" in ${FILE} is not available in this version of adonis-atrium: token quotas are not built yet. Remove the option`
+      `"quota" in ${FILE} is not available in this version of adonis-atrium: custom quota stores are not built yet. Use quotaLimitTokens (the built-in daily budget) or remove the option`
     )
   }
+  const quotaLimitTokens = positiveInteger('quotaLimitTokens', config.quotaLimitTokens)
+  const quotaReserveTokens = positiveInteger('quotaReserveTokens', config.quotaReserveTokens, 8192)!
   const path = (config.path ?? 'agent').replace(/^\/+|\/+$/g, '')
   if (!/^[a-zA-Z0-9_\-/]+$/.test(path)) {
     throw new AgentConfigException(
@@ -281,6 +283,10 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       defaultAgent,
       sse,
       maxMessageLength,
+      quota:
+        quotaLimitTokens === undefined
+          ? undefined
+          : { limitTokens: quotaLimitTokens, reserveTokens: quotaReserveTokens },
     }
   })
 }

@@ -50,9 +50,13 @@ export function historyOf(rows: MessageRow[]): ModelMessage[] {
   return messages
 }
 
-function today() {
+/** The UTC day quotas and usage rows are kept by */
+export function today() {
   return new Date().toISOString().slice(0, 10)
 }
+
+/** The actor's daily budget cannot hold another model call */
+class QuotaExceededError extends Error {}
 
 /**
  * The gateway's own loop: one model step at a time; every tool call comes
@@ -112,6 +116,7 @@ export class TurnRunner {
       }))
 
       while (steps < agent.maxSteps) {
+        const reservation = await this.#reserve(actor)
         steps++
         let text = ''
         const calls: ModelToolCall[] = []
@@ -137,6 +142,17 @@ export class TurnRunner {
             }
           }
         } finally {
+          if (reservation) {
+            // Unknown usage is charged as the whole reservation, never as zero
+            const used = usage.known
+              ? usage.uncachedInputTokens +
+                usage.cacheReadTokens +
+                usage.cacheWriteTokens +
+                usage.outputTokens +
+                usage.reasoningTokens
+              : reservation.tokens
+            await store.settleQuota(actor.id, reservation.day, reservation.tokens, used)
+          }
           // Usage is recorded for every model call, a failed one included
           await store.recordUsage({
             ...usage,
@@ -192,6 +208,15 @@ export class TurnRunner {
       log.append({ event: 'done', data: {} })
       debug('run %s done after %d step(s)', runId, steps)
     } catch (error) {
+      if (error instanceof QuotaExceededError) {
+        debug('run %s stopped by the daily quota', runId)
+        await store.finishRun(runId, { status: 'failed', steps, errorCode: 'quota_exceeded' })
+        log.append({
+          event: 'error',
+          data: { code: 'quota_exceeded', message: 'The daily token quota is used up' },
+        })
+        return
+      }
       if (signal.aborted) {
         await store.finishRun(runId, { status: 'aborted', steps, errorCode: 'aborted' })
         log.append({ event: 'done', data: { aborted: true } })
@@ -204,6 +229,24 @@ export class TurnRunner {
         .catch(() => {})
       log.append({ event: 'error', data: { code: 'run_failed', message: 'The run failed' } })
     }
+  }
+
+  /**
+   * Holds the reservation of one model call, or throws when the budget
+   * cannot; null when quotas are off.
+   */
+  async #reserve(actor: AgentActor) {
+    const quota = this.#config.quota
+    if (!quota) return null
+    const day = today()
+    const held = await this.#config.store.reserveQuota(
+      actor.id,
+      day,
+      quota.reserveTokens,
+      quota.limitTokens
+    )
+    if (!held) throw new QuotaExceededError()
+    return { day, tokens: quota.reserveTokens }
   }
 
   /** The step limit was reached: the call is recorded as skipped and never runs */

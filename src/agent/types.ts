@@ -135,10 +135,12 @@ export interface AgentConfigInput {
   durable?: boolean
   /** Only meaningful with `durable`; true without it stops the boot */
   dispatchedSteps?: boolean
-  /** Quota store (not built yet: setting it stops the boot) */
+  /** A custom quota store (not built yet: setting it stops the boot) */
   quota?: unknown
-  /** Daily token budget (not built yet: setting it stops the boot) */
+  /** Daily token budget per actor, kept in the agent_quota table; omit to disable quotas */
   quotaLimitTokens?: number
+  /** Tokens held from the budget while one model call runs (8 192) */
+  quotaReserveTokens?: number
   /** Server-sent events tuning */
   sse?: {
     /** Comment frame interval keeping idle proxies from closing the stream (15 s) */
@@ -190,4 +192,5 @@ export interface ResolvedAgentConfig {
   defaultAgent: string
   sse: { heartbeatMs: number; maxFramesPerRun: number; retainFinishedMs: number }
   maxMessageLength: number
+  quota?: { limitTokens: number; reserveTokens: number }
 }

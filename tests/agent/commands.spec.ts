@@ -28,7 +28,7 @@ test.group('Agent commands and configure', () => {
     await assert.fileContains(file, 'export default class BillingSupportAgent {')
   })
 
-  test('the installer publishes config/agent.ts, the five migrations once, the provider and the env', async ({
+  test('the installer publishes config/agent.ts, the six migrations once, the provider and the env', async ({
     assert,
     fs,
   }) => {
@@ -40,13 +40,14 @@ test.group('Agent commands and configure', () => {
     await assert.fileContains('config/agent.ts', 'actorResolver: actors.auth()')
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 5, JSON.stringify(files))
+    assert.lengthOf(files, 6, JSON.stringify(files))
     const tables = [
       'agent_threads',
       'agent_messages',
       'agent_runs',
       'agent_tool_calls',
       'agent_usage',
+      'agent_quota',
     ]
     // Sorted by name the timestamps keep foreign keys after the tables they point to
     assert.deepEqual(

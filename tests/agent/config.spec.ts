@@ -77,9 +77,9 @@ test.group('Agent config', () => {
       '"defaultAgent" in config/agent.ts is "ghost", which is not one of the agents: default',
     ],
     [
-      'a quota',
-      { quotaLimitTokens: 1000 },
-      '"quotaLimitTokens" in config/agent.ts is not available in this version of adonis-atrium: token quotas are not built yet. Remove the option',
+      'a custom quota store',
+      { quota: {} },
+      '"quota" in config/agent.ts is not available in this version of adonis-atrium: custom quota stores are not built yet. Use quotaLimitTokens (the built-in daily budget) or remove the option',
     ],
     [
       'a zero toolTimeoutMs',

@@ -1,6 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { AgentReplayGoneException } from '../errors.ts'
 import type { AgentManager } from '../manager.ts'
+import { today } from '../runner.ts'
 import type { RunRow, ThreadRow } from '../store/contract.ts'
 import { formatFrame, streamRunLog } from './sse.ts'
 import {
@@ -164,4 +165,11 @@ export async function rejectToolCall(ctx: HttpContext) {
   const actor = await agents.actor(ctx)
   const { toolCallId, reason } = parseDecision(ctx.request.body(), true)
   return agents.decide(actor, toolCallId, false, reason)
+}
+
+/** `GET /agent/quota/today`: only `usedTokens` goes over HTTP */
+export async function quotaToday(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  return { usedTokens: await agents.config.store.quotaUsed(actor.id, today()) }
 }

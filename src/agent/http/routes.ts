@@ -41,6 +41,7 @@ export function registerAgentRoutes(
       router.delete('threads/:id', controllers.deleteThread).as('threads.destroy')
       router.post('tool-call/approve', controllers.approveToolCall).as('tool_call.approve')
       router.post('tool-call/reject', controllers.rejectToolCall).as('tool_call.reject')
+      router.get('quota/today', controllers.quotaToday).as('quota.today')
     })
     .prefix(`/${config.path}`)
     .as('atrium.agent')

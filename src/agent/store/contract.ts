@@ -133,6 +133,16 @@ export interface AgentStore {
   recordUsage(row: UsageRow): Promise<void>
   listUsage(runId: string): Promise<UsageRow[]>
 
+  /**
+   * Holds `tokens` of the actor's daily budget for one model call: one
+   * conditional update, refused (false) when used + held + tokens > limit.
+   */
+  reserveQuota(actorRef: string, day: string, tokens: number, limit: number): Promise<boolean>
+  /** Releases a reservation and charges what the call really used */
+  settleQuota(actorRef: string, day: string, reserved: number, used: number): Promise<void>
+  /** Tokens charged to the actor on that day */
+  quotaUsed(actorRef: string, day: string): Promise<number>
+
   /** Checks at boot that the tables exist, naming the migration to run */
   assertReady(): Promise<void>
 }

@@ -18,6 +18,7 @@ export const AGENT_TABLES = {
   runs: 'agent_runs',
   toolCalls: 'agent_tool_calls',
   usage: 'agent_usage',
+  quota: 'agent_quota',
 } as const
 
 /** Reads a stored date the same way on every dialect (SQLite keeps epoch ms) */
@@ -343,6 +344,51 @@ export class LucidAgentStore implements AgentStore {
         day: row.day,
         created_at: new Date(),
       })
+  }
+
+  async reserveQuota(actorRef: string, day: string, tokens: number, limit: number) {
+    try {
+      await this.#client.insertQuery().table(AGENT_TABLES.quota).insert({
+        actor_ref: actorRef,
+        day,
+        used_tokens: 0,
+        reserved_tokens: 0,
+        updated_at: new Date(),
+      })
+    } catch {
+      // The (actor_ref, day) row exists already: the unique index refused a second one
+    }
+    const affected = await this.#client
+      .from(AGENT_TABLES.quota)
+      .where('actor_ref', actorRef)
+      .where('day', day)
+      .whereRaw('used_tokens + reserved_tokens + ? <= ?', [tokens, limit])
+      .update({
+        reserved_tokens: this.#client.raw('reserved_tokens + ?', [tokens]),
+        updated_at: new Date(),
+      })
+    return Number(Array.isArray(affected) ? affected[0] : affected) === 1
+  }
+
+  async settleQuota(actorRef: string, day: string, reserved: number, used: number) {
+    await this.#client
+      .from(AGENT_TABLES.quota)
+      .where('actor_ref', actorRef)
+      .where('day', day)
+      .update({
+        reserved_tokens: this.#client.raw('reserved_tokens - ?', [reserved]),
+        used_tokens: this.#client.raw('used_tokens + ?', [used]),
+        updated_at: new Date(),
+      })
+  }
+
+  async quotaUsed(actorRef: string, day: string) {
+    const row = await this.#client
+      .from(AGENT_TABLES.quota)
+      .where('actor_ref', actorRef)
+      .where('day', day)
+      .first()
+    return row ? Number(row.used_tokens) : 0
   }
 
   async listUsage(runId: string) {
