@@ -11,6 +11,7 @@ import { paginationInstaller } from './src/pagination/configure.ts'
 import { paymentsInstaller } from './src/payments/configure.ts'
 import { collaborationInstaller } from './src/collaboration/configure.ts'
 import { consoleInstaller } from './src/console/configure.ts'
+import { agentInstaller } from './src/agent/configure.ts'
 
 /**
  * Every feature `node ace add adonis-atrium` can install, in prompt order.
@@ -19,6 +20,7 @@ export const FEATURE_INSTALLERS: FeatureInstaller[] = [
   collaborationInstaller,
   paymentsInstaller,
   paginationInstaller,
+  agentInstaller,
   consoleInstaller,
 ]
 

@@ -23,6 +23,14 @@ export const MIGRATION_STUBS = {
   ],
   collaboration: ['collaboration'],
   console: ['console_entries'],
+  agent: [
+    'agent_threads',
+    'agent_messages',
+    'agent_runs',
+    'agent_tool_calls',
+    'agent_usage',
+    'agent_quota',
+  ],
 } as const
 
 export type MigrationFeature = keyof typeof MIGRATION_STUBS

@@ -1,0 +1,292 @@
+import { configProvider } from '@adonisjs/core'
+import type { HttpContext } from '@adonisjs/core/http'
+import type { ConfigProvider } from '@adonisjs/core/types'
+import { assertPackagesInstalled } from '../shared/optional_import.ts'
+import { agentOptionsOf, systemPromptMethodOf } from './decorators.ts'
+import { AgentConfigException } from './errors.ts'
+import { isModelPort } from './model/port.ts'
+import { resolveTool } from './tools.ts'
+import type {
+  ActorResolver,
+  AgentActor,
+  AgentConfigInput,
+  AgentStoreFactory,
+  ResolvedAgent,
+  ResolvedAgentConfig,
+  RolesPolicy,
+} from './types.ts'
+
+const FILE = 'config/agent.ts'
+const AGENT_NAME = /^[a-zA-Z0-9_-]{1,100}$/
+const DEFAULT_MAX_STEPS = 8
+
+function positiveInteger(name: string, value: unknown, fallback?: number): number | undefined {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new AgentConfigException(
+      `Invalid "${name}" in ${FILE}: expected a positive integer, received ${JSON.stringify(value)}`
+    )
+  }
+  return value
+}
+
+/**
+ * The default tool gate: the actor needs one of the tool's roles, or one of
+ * `defaultRoles` when the tool declares none.
+ */
+export function defaultRolesPolicy(defaultRoles: string[]): RolesPolicy {
+  return ({ actor, roles }) => {
+    const required = roles ?? defaultRoles
+    return required.some((role) => actor.roles?.includes(role))
+  }
+}
+
+/**
+ * Actor resolvers for `actorResolver`.
+ */
+export const actors = {
+  /**
+   * The user `@adonisjs/auth` authenticated (`ctx.auth.user`); put the auth
+   * middleware in `middleware`. No user answers 401.
+   */
+  auth(options: { roles?: (user: any) => string[] | undefined } = {}): ActorResolver {
+    return (ctx: HttpContext) => {
+      const auth = (ctx as { auth?: { user?: any } }).auth
+      if (!auth) {
+        throw new AgentConfigException(
+          `actors.auth() in ${FILE} needs @adonisjs/auth on the agent routes: add the auth middleware to "middleware" (for example middleware: [middleware.auth()])`
+        )
+      }
+      const user = auth.user
+      if (!user || user.id === undefined || user.id === null) return null
+      return { id: String(user.id), roles: options.roles?.(user) ?? user.roles ?? undefined }
+    }
+  },
+
+  /**
+   * Reads the actor from request headers. Opt-in and only safe behind a
+   * proxy that sets these headers itself: a client can send any value.
+   */
+  header(options: { header?: string; rolesHeader?: string } = {}): ActorResolver {
+    const header = options.header ?? 'x-actor-id'
+    const rolesHeader = options.rolesHeader ?? 'x-actor-roles'
+    return (ctx: HttpContext): AgentActor | null => {
+      const id = ctx.request.header(header)?.trim()
+      if (!id || id.length > 191) return null
+      const roles = ctx.request.header(rolesHeader)
+      return {
+        id,
+        roles: roles
+          ? roles
+              .split(',')
+              .map((role) => role.trim())
+              .filter(Boolean)
+          : [],
+      }
+    }
+  },
+}
+
+/**
+ * Store factories for `store`.
+ */
+export const stores = {
+  /** Lucid (SQLite, PostgreSQL, MariaDB/MySQL) on the named or default connection */
+  lucid(options: { connection?: string } = {}): AgentStoreFactory {
+    return async (app) => {
+      if (!app.container.hasBinding('lucid.db')) {
+        throw new AgentConfigException(
+          `The agent store in ${FILE} needs @adonisjs/lucid: run "node ace add @adonisjs/lucid", or set "store" to another store`
+        )
+      }
+      const { LucidAgentStore } = await import('./store/lucid.ts')
+      return new LucidAgentStore(await app.container.make('lucid.db'), options.connection)
+    }
+  },
+}
+
+function resolveAgents(config: AgentConfigInput, maxSteps: number): ResolvedAgent[] {
+  if (config.agents !== undefined && !Array.isArray(config.agents)) {
+    throw new AgentConfigException(
+      `Invalid "agents" in ${FILE}: expected an array of agent classes`
+    )
+  }
+  const agents: ResolvedAgent[] = []
+  for (const [index, agentClass] of (config.agents ?? []).entries()) {
+    const options = agentOptionsOf(agentClass)
+    if (!options) {
+      throw new AgentConfigException(
+        `Invalid "agents[${index}]" in ${FILE}: ${typeof agentClass === 'function' ? `class ${agentClass.name}` : JSON.stringify(agentClass)} is not decorated with @agent({ name, description }) from adonis-atrium/agent`
+      )
+    }
+    if (typeof options.name !== 'string' || !AGENT_NAME.test(options.name)) {
+      throw new AgentConfigException(
+        `Invalid agent name ${JSON.stringify(options.name)} on ${agentClass.name} (${FILE}): use letters, digits, "_" or "-"`
+      )
+    }
+    if (agents.some((agent) => agent.name === options.name)) {
+      throw new AgentConfigException(
+        `Two agents are named "${options.name}" in "agents" of ${FILE}: agent names must be unique`
+      )
+    }
+    if (options.tools !== undefined && !Array.isArray(options.tools)) {
+      throw new AgentConfigException(
+        `Invalid "tools" of agent "${options.name}": expected an array of tool names`
+      )
+    }
+    agents.push({
+      name: options.name,
+      description: options.description ?? '',
+      systemPrompt: options.systemPrompt,
+      model: options.model,
+      maxSteps:
+        positiveInteger(`maxSteps of agent "${options.name}"`, options.maxSteps, maxSteps) ??
+        maxSteps,
+      tools: options.tools,
+      agentClass,
+      systemPromptMethod: systemPromptMethodOf(agentClass),
+    })
+  }
+  if (!agents.length) {
+    // Without agent classes the gateway still answers, as the spec's 'default' agent
+    agents.push({ name: 'default', description: 'Default agent', maxSteps })
+  }
+  return agents
+}
+
+/**
+ * Validates `config/agent.ts`. What needs the container (the AI SDK check,
+ * Lucid's db) resolves when the provider reads the config.
+ */
+export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedAgentConfig> {
+  if (!config || typeof config !== 'object') {
+    throw new AgentConfigException(`${FILE} must export defineConfig({ model, actorResolver })`)
+  }
+  if (!config.model) {
+    throw new AgentConfigException(
+      `Missing "model" in ${FILE}. Set an AI SDK model, for example model: createOpenAI({ apiKey: env.get('OPENAI_API_KEY') })('gpt-4.1-mini')`
+    )
+  }
+  if (typeof config.actorResolver !== 'function') {
+    throw new AgentConfigException(
+      `Missing "actorResolver" in ${FILE}. Use actors.auth() with @adonisjs/auth, or your own (ctx) => ({ id, roles }): no default fabricates a caller`
+    )
+  }
+  if (config.dispatchedSteps === true && config.durable !== true) {
+    throw new AgentConfigException(
+      `"dispatchedSteps: true" in ${FILE} needs "durable: true": dispatched steps only exist in durable runs. Remove dispatchedSteps or set durable: true`
+    )
+  }
+  if (config.durable === true) {
+    throw new AgentConfigException(
+      `"durable: true" in ${FILE} needs the durable module and a configured durable engine, which this version of adonis-atrium does not include. Remove durable (and dispatchedSteps)`
+    )
+  }
+  if (config.quota !== undefined) {
+    throw new AgentConfigException(
+      `"quota" in ${FILE} is not available in this version of adonis-atrium: custom quota stores are not built yet. Use quotaLimitTokens (the built-in daily budget) or remove the option`
+    )
+  }
+  const quotaLimitTokens = positiveInteger('quotaLimitTokens', config.quotaLimitTokens)
+  const quotaReserveTokens = positiveInteger('quotaReserveTokens', config.quotaReserveTokens, 8192)!
+  const path = (config.path ?? 'agent').replace(/^\/+|\/+$/g, '')
+  if (!/^[a-zA-Z0-9_\-/]+$/.test(path)) {
+    throw new AgentConfigException(
+      `Invalid "path" in ${FILE}: ${JSON.stringify(config.path)} must be a route prefix such as "agent"`
+    )
+  }
+  if (config.middleware !== undefined && !Array.isArray(config.middleware)) {
+    throw new AgentConfigException(
+      `Invalid "middleware" in ${FILE}: expected an array, for example [middleware.auth()]`
+    )
+  }
+  const defaultRoles = config.defaultRoles ?? ['ADMIN']
+  if (!Array.isArray(defaultRoles) || defaultRoles.some((role) => typeof role !== 'string')) {
+    throw new AgentConfigException(
+      `Invalid "defaultRoles" in ${FILE}: expected an array of role names`
+    )
+  }
+  if (config.rolesPolicy !== undefined && typeof config.rolesPolicy !== 'function') {
+    throw new AgentConfigException(
+      `Invalid "rolesPolicy" in ${FILE}: expected a function ({ actor, toolName, roles }) => boolean`
+    )
+  }
+  const toolTimeoutMs = positiveInteger('toolTimeoutMs', config.toolTimeoutMs)
+  const maxSteps = positiveInteger('maxSteps', config.maxSteps, DEFAULT_MAX_STEPS)!
+  const agents = resolveAgents(config, maxSteps)
+
+  if (config.tools !== undefined && !Array.isArray(config.tools)) {
+    throw new AgentConfigException(`Invalid "tools" in ${FILE}: expected an array of tools`)
+  }
+  const tools = (config.tools ?? []).map((tool, index) => resolveTool(tool, index))
+  const names = new Set<string>()
+  for (const tool of tools) {
+    if (names.has(tool.spec.name)) {
+      throw new AgentConfigException(
+        `Two tools are named "${tool.spec.name}" in "tools" of ${FILE}: tool names must be unique`
+      )
+    }
+    names.add(tool.spec.name)
+  }
+  for (const agent of agents) {
+    const unknown = agent.tools?.find((name) => !names.has(name))
+    if (unknown) {
+      throw new AgentConfigException(
+        `Agent "${agent.name}" lists tool "${unknown}", which is not in "tools" of ${FILE}. Add the tool or remove it from the agent's tools`
+      )
+    }
+  }
+
+  let defaultAgent = config.defaultAgent
+  if (defaultAgent !== undefined && !agents.some((agent) => agent.name === defaultAgent)) {
+    throw new AgentConfigException(
+      `"defaultAgent" in ${FILE} is "${defaultAgent}", which is not one of the agents: ${agents.map((agent) => agent.name).join(', ')}`
+    )
+  }
+  defaultAgent ??= agents.length === 1 ? agents[0].name : 'default'
+
+  const sse = {
+    heartbeatMs: positiveInteger('sse.heartbeatMs', config.sse?.heartbeatMs, 15_000)!,
+    maxFramesPerRun: positiveInteger('sse.maxFramesPerRun', config.sse?.maxFramesPerRun, 10_000)!,
+    retainFinishedMs: positiveInteger(
+      'sse.retainFinishedMs',
+      config.sse?.retainFinishedMs,
+      300_000
+    )!,
+  }
+  const maxMessageLength = positiveInteger('maxMessageLength', config.maxMessageLength, 100_000)!
+  const modelMaxRetries =
+    config.modelMaxRetries === 0 ? 0 : positiveInteger('modelMaxRetries', config.modelMaxRetries, 2)
+
+  return configProvider.create(async (app): Promise<ResolvedAgentConfig> => {
+    let model
+    if (isModelPort(config.model)) {
+      model = config.model
+    } else {
+      assertPackagesInstalled(['ai'], `The agent gateway (${FILE})`)
+      const { AiSdkModel } = await import('./model/ai_sdk.ts')
+      model = new AiSdkModel(config.model, { maxRetries: modelMaxRetries })
+    }
+    const store = await (config.store ?? stores.lucid())(app)
+    return {
+      model,
+      actorResolver: config.actorResolver,
+      agents,
+      tools,
+      store,
+      toolTimeoutMs,
+      maxSteps,
+      path,
+      middleware: config.middleware ?? [],
+      rolesPolicy: config.rolesPolicy ?? defaultRolesPolicy(defaultRoles),
+      defaultRoles,
+      defaultAgent,
+      sse,
+      maxMessageLength,
+      quota:
+        quotaLimitTokens === undefined
+          ? undefined
+          : { limitTokens: quotaLimitTokens, reserveTokens: quotaReserveTokens },
+    }
+  })
+}

@@ -1,0 +1,93 @@
+import { AtriumException } from '../shared/errors.ts'
+
+/**
+ * `config/agent.ts` is invalid, or the app boots with options this build
+ * cannot honour. The message names the option and the fix.
+ */
+export class AgentConfigException extends AtriumException {
+  static status = 500
+  static code = 'E_AGENT_CONFIG'
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, { ...options, status: 500, code: 'E_AGENT_CONFIG' })
+  }
+}
+
+/**
+ * The actor resolver found no actor for the request.
+ */
+export class AgentUnauthenticatedException extends AtriumException {
+  static status = 401
+  static code = 'E_AGENT_UNAUTHENTICATED'
+
+  constructor(message = 'No actor could be resolved for this request') {
+    super(message, { status: 401, code: 'E_AGENT_UNAUTHENTICATED' })
+  }
+}
+
+/**
+ * A thread or run that exists but belongs to another actor.
+ */
+export class AgentForbiddenException extends AtriumException {
+  static status = 403
+  static code = 'E_AGENT_FORBIDDEN'
+
+  constructor(resource: 'thread' | 'run' | 'tool call') {
+    super(`This ${resource} belongs to another actor`, {
+      status: 403,
+      code: 'E_AGENT_FORBIDDEN',
+      details: { resource },
+    })
+  }
+}
+
+/**
+ * A thread or run that does not exist (or was deleted).
+ */
+export class AgentNotFoundException extends AtriumException {
+  static status = 404
+  static code = 'E_AGENT_NOT_FOUND'
+
+  constructor(resource: 'thread' | 'run' | 'tool call') {
+    super(`Unknown ${resource}`, { status: 404, code: 'E_AGENT_NOT_FOUND', details: { resource } })
+  }
+}
+
+/**
+ * A request body or parameter the gateway cannot accept; `field` names it.
+ */
+export class AgentInvalidRequestException extends AtriumException {
+  static status = 400
+  static code = 'E_AGENT_INVALID_REQUEST'
+
+  constructor(message: string, field?: string) {
+    super(message, {
+      status: 400,
+      code: 'E_AGENT_INVALID_REQUEST',
+      details: field ? { field } : undefined,
+    })
+  }
+}
+
+/**
+ * A resume asked for frames the run's event log no longer holds.
+ */
+export class AgentReplayGoneException extends AtriumException {
+  static status = 410
+  static code = 'E_AGENT_REPLAY_GONE'
+
+  constructor(firstKept: number) {
+    super(`Frames before ${firstKept} are no longer kept for this run`, {
+      status: 410,
+      code: 'E_AGENT_REPLAY_GONE',
+      details: { firstKept },
+    })
+  }
+}
+
+export const E_AGENT_CONFIG = AgentConfigException
+export const E_AGENT_UNAUTHENTICATED = AgentUnauthenticatedException
+export const E_AGENT_FORBIDDEN = AgentForbiddenException
+export const E_AGENT_NOT_FOUND = AgentNotFoundException
+export const E_AGENT_INVALID_REQUEST = AgentInvalidRequestException
+export const E_AGENT_REPLAY_GONE = AgentReplayGoneException

@@ -1,0 +1,175 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { AgentReplayGoneException } from '../errors.ts'
+import type { AgentManager } from '../manager.ts'
+import { today } from '../runner.ts'
+import type { RunRow, ThreadRow } from '../store/contract.ts'
+import { formatFrame, streamRunLog } from './sse.ts'
+import {
+  parseChatRequest,
+  parseDecision,
+  parseId,
+  parseResumePoint,
+  parseThreadPatch,
+} from './requests.ts'
+
+async function manager(ctx: HttpContext): Promise<AgentManager> {
+  return ctx.containerResolver.make('atrium.agent')
+}
+
+function summary(thread: ThreadRow) {
+  return {
+    id: thread.id,
+    title: thread.title,
+    defaultAgent: thread.defaultAgent,
+    createdAt: thread.createdAt?.toISOString() ?? null,
+    updatedAt: thread.updatedAt?.toISOString() ?? null,
+  }
+}
+
+/** The closing frame of a run this process no longer (or never) holds frames of */
+function terminalFrame(run: RunRow) {
+  switch (run.status) {
+    case 'done':
+      return formatFrame({ event: 'done', data: {} })
+    case 'aborted':
+      return formatFrame({ event: 'done', data: { aborted: true } })
+    case 'failed':
+      return formatFrame({
+        event: 'error',
+        data: { code: run.errorCode ?? 'run_failed', message: 'The run failed' },
+      })
+    default:
+      return formatFrame({
+        event: 'error',
+        data: { code: 'run_failed', message: 'The run is not reachable from this server' },
+      })
+  }
+}
+
+/**
+ * `POST /agent/chat`: starts a turn and streams its frames. The SSE stream
+ * only reads the run's event log.
+ */
+export async function chat(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const request = parseChatRequest(ctx.request.body(), agents.config.maxMessageLength)
+  const { runId, threadId, log } = await agents.startChat(actor, request)
+  await streamRunLog(ctx, log, {
+    after: 0,
+    heartbeatMs: agents.config.sse.heartbeatMs,
+    headers: { 'X-Agent-Run-Id': runId, 'X-Agent-Thread-Id': threadId },
+  })
+}
+
+/**
+ * `GET /agent/chat/:runId/stream`: reconnects to a run. Replays exactly the
+ * frames after `Last-Event-ID` (or `?after=`), then tails; a finished run
+ * closes at once.
+ */
+export async function resume(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const runId = parseId(ctx.params.runId, 'run')
+  const after = parseResumePoint(ctx.request.header('last-event-id'), ctx.request.qs().after)
+  const { log, run } = await agents.runLog(actor, runId)
+  if (log && after < log.firstKept - 1) {
+    throw new AgentReplayGoneException(log.firstKept)
+  }
+  // The thread is not re-resolved on a resume: the meta frame carries the run only
+  const meta = formatFrame({ event: 'meta', data: { runId } })
+  await streamRunLog(ctx, log, {
+    after,
+    heartbeatMs: agents.config.sse.heartbeatMs,
+    headers: { 'X-Agent-Run-Id': runId },
+    preamble: log ? meta : meta + terminalFrame(run),
+    skip: (frame) => frame.event === 'meta',
+  })
+}
+
+/** `POST /agent/chat/:runId/cancel` */
+export async function cancel(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  return agents.cancel(actor, parseId(ctx.params.runId, 'run'))
+}
+
+/** `GET /agent/agents` */
+export async function catalog(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  await agents.actor(ctx)
+  return agents.catalog()
+}
+
+/** `GET /agent/threads` */
+export async function listThreads(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const threads = await agents.config.store.listThreads(actor.id)
+  return threads.map(summary)
+}
+
+/** `GET /agent/threads/:id` */
+export async function showThread(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
+  const messages = await agents.config.store.listMessages(thread.id)
+  return {
+    ...summary(thread),
+    messages: messages.map((message) => ({
+      id: message.id,
+      runId: message.runId,
+      role: message.role,
+      content: message.content,
+      ...(message.toolCalls ? { toolCalls: message.toolCalls } : {}),
+      ...(message.toolResults ? { toolResults: message.toolResults } : {}),
+      createdAt: message.createdAt?.toISOString() ?? null,
+    })),
+  }
+}
+
+/** `PATCH /agent/threads/:id` */
+export async function updateThread(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
+  const patch = parseThreadPatch(
+    ctx.request.body(),
+    agents.config.agents.map((agent) => agent.name)
+  )
+  await agents.config.store.updateThread(thread.id, patch)
+  return { ok: true }
+}
+
+/** `DELETE /agent/threads/:id` (soft delete) */
+export async function deleteThread(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
+  await agents.config.store.softDeleteThread(thread.id)
+  return { ok: true }
+}
+
+/** `POST /agent/tool-call/approve` */
+export async function approveToolCall(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const { toolCallId } = parseDecision(ctx.request.body(), false)
+  return agents.decide(actor, toolCallId, true)
+}
+
+/** `POST /agent/tool-call/reject` */
+export async function rejectToolCall(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const { toolCallId, reason } = parseDecision(ctx.request.body(), true)
+  return agents.decide(actor, toolCallId, false, reason)
+}
+
+/** `GET /agent/quota/today`: only `usedTokens` goes over HTTP */
+export async function quotaToday(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  return { usedTokens: await agents.config.store.quotaUsed(actor.id, today()) }
+}

@@ -1,0 +1,107 @@
+import { AgentInvalidRequestException, AgentNotFoundException } from '../errors.ts'
+import type { ChatRequest } from '../manager.ts'
+
+const ID = /^[a-zA-Z0-9-]{1,64}$/
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * Validates a `POST /agent/chat` body. Fields of the spec this version does
+ * not serve yet are refused by name rather than ignored.
+ */
+export function parseChatRequest(body: unknown, maxMessageLength: number): ChatRequest {
+  if (!isObject(body)) {
+    throw new AgentInvalidRequestException('Expected a JSON object body')
+  }
+  const { message, threadId, agent } = body
+  if (typeof message !== 'string' || !message.trim()) {
+    throw new AgentInvalidRequestException('"message" must be a non-empty string', 'message')
+  }
+  if (message.length > maxMessageLength) {
+    throw new AgentInvalidRequestException(
+      `"message" is longer than ${maxMessageLength} characters`,
+      'message'
+    )
+  }
+  if (threadId !== undefined && (typeof threadId !== 'string' || !ID.test(threadId))) {
+    throw new AgentInvalidRequestException('"threadId" must be a thread id', 'threadId')
+  }
+  if (agent !== undefined && (typeof agent !== 'string' || agent.length > 100)) {
+    throw new AgentInvalidRequestException('"agent" must be an agent name', 'agent')
+  }
+  for (const field of ['attachments', 'pageContext', 'regenerate', 'transient']) {
+    if (body[field] !== undefined && body[field] !== false) {
+      throw new AgentInvalidRequestException(
+        `"${field}" is not supported by this version of the agent gateway`,
+        field
+      )
+    }
+  }
+  return { message, threadId: threadId as string | undefined, agent: agent as string | undefined }
+}
+
+/** `PATCH /agent/threads/:id`: `defaultAgent` changes only when the key is present */
+export function parseThreadPatch(body: unknown, agents: string[]) {
+  if (!isObject(body)) {
+    throw new AgentInvalidRequestException('Expected a JSON object body')
+  }
+  const patch: { title?: string; defaultAgent?: string | null } = {}
+  if (body.title !== undefined) {
+    if (typeof body.title !== 'string' || !body.title.trim() || body.title.length > 200) {
+      throw new AgentInvalidRequestException('"title" must be 1 to 200 characters', 'title')
+    }
+    patch.title = body.title.trim()
+  }
+  if ('defaultAgent' in body) {
+    const value = body.defaultAgent
+    if (value !== null && (typeof value !== 'string' || !agents.includes(value))) {
+      throw new AgentInvalidRequestException(
+        `"defaultAgent" must be null or one of ${agents.join(', ')}`,
+        'defaultAgent'
+      )
+    }
+    patch.defaultAgent = value as string | null
+  }
+  return patch
+}
+
+/** The sequence a resume starts after: `Last-Event-ID`, else `?after=`, else 0 */
+export function parseResumePoint(header: string | undefined, query: unknown): number {
+  const raw = header ?? (typeof query === 'string' ? query : undefined)
+  if (raw === undefined || raw === '') return 0
+  if (!/^\d{1,15}$/.test(raw.trim())) {
+    throw new AgentInvalidRequestException(
+      'Last-Event-ID (or ?after=) must be a frame sequence number',
+      header === undefined ? 'after' : 'Last-Event-ID'
+    )
+  }
+  return Number(raw.trim())
+}
+
+/** A route id that cannot be one of ours is unknown: 404 before the store is asked */
+export function parseId(value: unknown, resource: 'thread' | 'run'): string {
+  if (typeof value !== 'string' || !ID.test(value)) {
+    throw new AgentNotFoundException(resource)
+  }
+  return value
+}
+
+/** `POST /agent/tool-call/approve` and `/reject` bodies */
+export function parseDecision(body: unknown, withReason: boolean) {
+  if (!isObject(body)) {
+    throw new AgentInvalidRequestException('Expected a JSON object body')
+  }
+  const { toolCallId, reason } = body
+  if (typeof toolCallId !== 'string' || !toolCallId || toolCallId.length > 191) {
+    throw new AgentInvalidRequestException('"toolCallId" must be a tool call id', 'toolCallId')
+  }
+  if (withReason && reason !== undefined && (typeof reason !== 'string' || reason.length > 2000)) {
+    throw new AgentInvalidRequestException(
+      '"reason" must be a string of at most 2000 characters',
+      'reason'
+    )
+  }
+  return { toolCallId, reason: withReason ? (reason as string | undefined) : undefined }
+}

@@ -1,0 +1,79 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type { RunEventLog, RunFrame } from '../run_log.ts'
+
+/**
+ * Bytes a slow reader may leave unread before its connection is dropped:
+ * the run goes on and the client resumes with Last-Event-ID.
+ */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024
+
+/** One SSE frame as the spec frames it; `seq` becomes the `id:` line */
+export function formatFrame(frame: Omit<RunFrame, 'seq'> & { seq?: number }) {
+  const id = frame.seq === undefined ? '' : `id: ${frame.seq}\n`
+  const event = frame.event ? `event: ${frame.event}\n` : ''
+  return `${id}${event}data: ${JSON.stringify(frame.data)}\n\n`
+}
+
+export interface StreamOptions {
+  /** Replay frames after this sequence, then tail */
+  after: number
+  heartbeatMs: number
+  headers?: Record<string, string>
+  /** Frames written first, without an id (a resume's own meta) */
+  preamble?: string
+  /** Skips logged frames, e.g. the original meta on a resume */
+  skip?: (frame: RunFrame) => boolean
+}
+
+/**
+ * Writes a run's event log to the response as server-sent events: replay,
+ * tail, heartbeat comments, end with the run. Resolves when the stream
+ * ends or the client goes away; neither touches the run itself.
+ */
+export function streamRunLog(ctx: HttpContext, log: RunEventLog | null, options: StreamOptions) {
+  const response = ctx.response.response
+  // Headers other middleware set through Adonis (CORS, request id) go out with the stream
+  ctx.response.relayHeaders()
+  response.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    'Connection': 'keep-alive',
+    'X-Accel-Buffering': 'no',
+    ...options.headers,
+  })
+  if (options.preamble) response.write(options.preamble)
+  if (!log) {
+    response.end()
+    return Promise.resolve()
+  }
+
+  return new Promise<void>((resolve) => {
+    let closed = false
+    let unsubscribe: () => void = () => {}
+    const heartbeat = setInterval(() => response.write(': ping\n\n'), options.heartbeatMs)
+    const close = () => {
+      if (closed) return
+      closed = true
+      clearInterval(heartbeat)
+      unsubscribe()
+      resolve()
+    }
+    response.on('error', close)
+    response.on('close', close)
+    unsubscribe = log.follow(options.after, (frame) => {
+      if (closed) return
+      if (frame === null) {
+        response.end()
+        close()
+        return
+      }
+      if (options.skip?.(frame)) return
+      response.write(formatFrame(frame))
+      if (response.writableLength > MAX_BUFFERED_BYTES) {
+        response.destroy()
+        close()
+      }
+    })
+    if (closed) unsubscribe()
+  })
+}

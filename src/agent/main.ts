@@ -1,0 +1,13 @@
+/**
+ * Public API of `adonis-atrium/agent`.
+ */
+export { defineConfig, actors, stores, defaultRolesPolicy } from './define_config.ts'
+export { agent, systemPrompt } from './decorators.ts'
+export { defineTool } from './tools.ts'
+export { AgentManager } from './manager.ts'
+export { AiSdkModel, usageFromAiSdk } from './model/ai_sdk.ts'
+export { LucidAgentStore, AGENT_TABLES } from './store/lucid.ts'
+export * as errors from './errors.ts'
+export type * from './types.ts'
+export type * from './model/port.ts'
+export type * from './store/contract.ts'

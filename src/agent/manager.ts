@@ -1,0 +1,236 @@
+import { randomUUID } from 'node:crypto'
+import type { HttpContext } from '@adonisjs/core/http'
+import type { ApplicationService } from '@adonisjs/core/types'
+import debug from './debug.ts'
+import {
+  AgentForbiddenException,
+  AgentInvalidRequestException,
+  AgentNotFoundException,
+  AgentUnauthenticatedException,
+} from './errors.ts'
+import { ApprovalWaiters } from './approvals.ts'
+import { RunEventLog } from './run_log.ts'
+import { TurnRunner } from './runner.ts'
+import type { RunRow, ThreadRow } from './store/contract.ts'
+import type { AgentActor, ResolvedAgent, ResolvedAgentConfig } from './types.ts'
+
+/** A run this process is executing or recently finished */
+interface LiveRun {
+  log: RunEventLog
+  controller: AbortController
+  threadId: string
+  done: Promise<void>
+}
+
+/** What `POST /agent/chat` accepts, once validated */
+export interface ChatRequest {
+  message: string
+  threadId?: string
+  agent?: string
+}
+
+/**
+ * What 'atrium.agent' resolves to: the agent registry, the runs in flight
+ * with their event logs, and the ownership-checked operations the routes
+ * call.
+ */
+export class AgentManager {
+  readonly config: ResolvedAgentConfig
+  #app: ApplicationService
+  #runner: TurnRunner
+  #runs = new Map<string, LiveRun>()
+  #timers = new Set<NodeJS.Timeout>()
+  #approvals = new ApprovalWaiters()
+
+  constructor(app: ApplicationService, config: ResolvedAgentConfig) {
+    this.#app = app
+    this.config = config
+    this.#runner = new TurnRunner(app, config)
+  }
+
+  /** The agents for a picker; `isDefault` marks the one used when none is chosen */
+  catalog() {
+    return this.config.agents.map((agent) => ({
+      name: agent.name,
+      description: agent.description,
+      ...(agent.name === this.config.defaultAgent ? { isDefault: true } : {}),
+    }))
+  }
+
+  agent(name: string): ResolvedAgent | undefined {
+    return this.config.agents.find((agent) => agent.name === name)
+  }
+
+  /** The acting actor, or 401 */
+  async actor(ctx: HttpContext): Promise<AgentActor> {
+    const actor = await this.config.actorResolver(ctx)
+    if (!actor || typeof actor.id !== 'string' || !actor.id) {
+      throw new AgentUnauthenticatedException()
+    }
+    return actor
+  }
+
+  /** A live thread the actor owns: 404 when unknown or deleted, 403 when another's */
+  async ownedThread(actor: AgentActor, threadId: string): Promise<ThreadRow> {
+    const thread = await this.config.store.findThread(threadId)
+    if (!thread) throw new AgentNotFoundException('thread')
+    if (thread.actorRef !== actor.id) throw new AgentForbiddenException('thread')
+    return thread
+  }
+
+  /** A run the actor owns: 404 when unknown, 403 when another's */
+  async ownedRun(actor: AgentActor, runId: string): Promise<RunRow> {
+    const run = await this.config.store.findRun(runId)
+    if (!run) throw new AgentNotFoundException('run')
+    if (run.actorRef !== actor.id) throw new AgentForbiddenException('run')
+    return run
+  }
+
+  /**
+   * Starts a turn and returns at once with its event log. The run goes on
+   * without any reader: a dropped connection is not a cancel.
+   */
+  async startChat(actor: AgentActor, request: ChatRequest) {
+    const existing = request.threadId ? await this.ownedThread(actor, request.threadId) : null
+    // The agent is settled before anything is written: a refused chat leaves no thread
+    const agent = this.#chooseAgent(request.agent, existing?.defaultAgent ?? null)
+    const thread =
+      existing ??
+      (await this.config.store.createThread({
+        actorRef: actor.id,
+        title: request.message.replace(/\s+/g, ' ').trim().slice(0, 80) || null,
+      }))
+
+    const runId = randomUUID()
+    await this.config.store.createRun({
+      id: runId,
+      threadId: thread.id,
+      actorRef: actor.id,
+      agentName: agent.name,
+    })
+    await this.config.store.appendMessage({
+      threadId: thread.id,
+      runId,
+      role: 'user',
+      content: request.message,
+    })
+
+    const log = new RunEventLog(runId, actor.id, this.config.sse.maxFramesPerRun)
+    log.append({ event: 'meta', data: { runId, threadId: thread.id } })
+    const controller = new AbortController()
+    const done = this.#runner
+      .run({
+        runId,
+        thread,
+        actor,
+        agent,
+        log,
+        signal: controller.signal,
+        approvals: this.#approvals,
+      })
+      .catch((error) => debug('run %s crashed: %s', runId, (error as Error)?.name))
+      .finally(() => {
+        // Every reader must see an end, even when the store failed mid-run
+        if (!log.finished) {
+          log.append({ event: 'error', data: { code: 'run_failed', message: 'The run failed' } })
+        }
+        const timer = setTimeout(() => {
+          this.#runs.delete(runId)
+          this.#timers.delete(timer)
+        }, this.config.sse.retainFinishedMs)
+        timer.unref()
+        this.#timers.add(timer)
+      })
+    this.#runs.set(runId, { log, controller, threadId: thread.id, done })
+    debug('run %s started (agent %s)', runId, agent.name)
+    return { runId, threadId: thread.id, log }
+  }
+
+  /** The chat body's agent, else the thread's default, else the configured default */
+  #chooseAgent(requested: string | undefined, threadDefault: string | null): ResolvedAgent {
+    const names = this.config.agents.map((known) => known.name).join(', ')
+    if (requested !== undefined) {
+      const chosen = this.agent(requested)
+      if (!chosen) {
+        throw new AgentInvalidRequestException(
+          `Unknown agent "${requested}": use one of ${names}`,
+          'agent'
+        )
+      }
+      return chosen
+    }
+    const chosen = this.agent(threadDefault ?? this.config.defaultAgent)
+    if (!chosen) {
+      throw new AgentInvalidRequestException(
+        `No agent chosen: send "agent" (one of ${names}), or set "defaultAgent" in config/agent.ts`,
+        'agent'
+      )
+    }
+    return chosen
+  }
+
+  /** The in-memory event log of a run the actor owns, or null when this process has none */
+  async runLog(
+    actor: AgentActor,
+    runId: string
+  ): Promise<{ log: RunEventLog | null; run: RunRow }> {
+    const run = await this.ownedRun(actor, runId)
+    return { log: this.#runs.get(runId)?.log ?? null, run }
+  }
+
+  /** Cancels a run in flight; `aborted` is false when it had already ended */
+  async cancel(actor: AgentActor, runId: string) {
+    const run = await this.ownedRun(actor, runId)
+    const live = this.#runs.get(runId)
+    if (!live || live.log.finished || run.status !== 'running') {
+      return { aborted: false }
+    }
+    live.controller.abort(new Error('cancelled'))
+    await live.done
+    return { aborted: true }
+  }
+
+  /**
+   * Approves or rejects a tool call waiting for approval. The run is found
+   * from the tool-call id; the first decision wins (one conditional update)
+   * and any later one answers `{ ok: false }`.
+   */
+  async decide(actor: AgentActor, toolCallId: string, approved: boolean, reason?: string) {
+    const rows = await this.config.store.findToolCallsById(toolCallId)
+    if (!rows.length) throw new AgentNotFoundException('tool call')
+    const owned = rows.filter((row) => row.actorRef === actor.id)
+    if (!owned.length) throw new AgentForbiddenException('tool call')
+    const pending = owned.find((row) => row.status === 'pending_approval')
+    if (!pending) return { ok: false }
+    const won = await this.config.store.decideApproval(pending.id, approved, reason)
+    if (won) {
+      this.#approvals.resolve(pending.runId, pending.toolCallId, { approved, reason })
+    }
+    debug(
+      'tool call %s %s (%s)',
+      toolCallId,
+      approved ? 'approved' : 'rejected',
+      won ? 'won' : 'late'
+    )
+    return { ok: won }
+  }
+
+  /** Waits for a run of this process to end (tests, shutdown) */
+  async settled(runId: string) {
+    await this.#runs.get(runId)?.done
+  }
+
+  /** Aborts every run in flight and waits for them to record their end */
+  async shutdown() {
+    const pending = [...this.#runs.values()].filter((run) => !run.log.finished)
+    for (const run of pending) run.controller.abort(new Error('shutdown'))
+    await Promise.allSettled(pending.map((run) => run.done))
+    for (const timer of this.#timers) clearTimeout(timer)
+    this.#timers.clear()
+    this.#runs.clear()
+  }
+
+  get app() {
+    return this.#app
+  }
+}

@@ -1,0 +1,34 @@
+import { BaseModel, column } from '@adonisjs/lucid/orm'
+import type { ModelToolCall } from '../model/port.ts'
+import { consumeDate, consumeNumber, jsonColumn } from './columns.ts'
+
+/**
+ * One message of a thread (`agent_messages`), ordered by id.
+ */
+export default class AgentMessage extends BaseModel {
+  static table = 'agent_messages'
+
+  @column({ isPrimary: true, consume: consumeNumber })
+  declare id: number
+
+  @column()
+  declare threadId: string
+
+  @column()
+  declare runId: string | null
+
+  @column()
+  declare role: 'user' | 'assistant' | 'tool'
+
+  @column()
+  declare content: string
+
+  @column(jsonColumn)
+  declare toolCalls: ModelToolCall[] | null
+
+  @column(jsonColumn)
+  declare toolResults: Array<{ toolCallId: string; toolName: string; output: unknown }> | null
+
+  @column({ consume: consumeDate })
+  declare createdAt: Date
+}

@@ -1,0 +1,58 @@
+import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { consumeBoolean, consumeDate, consumeNumber } from './columns.ts'
+
+/**
+ * One model call's tokens (`agent_usage`) in disjoint buckets; `usageKnown`
+ * is false when the provider reported none.
+ */
+export default class AgentUsage extends BaseModel {
+  static table = 'agent_usage'
+
+  @column({ isPrimary: true, consume: consumeNumber })
+  declare id: number
+
+  @column()
+  declare runId: string
+
+  @column()
+  declare threadId: string
+
+  @column()
+  declare actorRef: string
+
+  @column()
+  declare agentName: string
+
+  @column()
+  declare model: string
+
+  @column()
+  declare kind: 'step'
+
+  @column({ consume: consumeNumber })
+  declare step: number
+
+  @column({ consume: consumeBoolean })
+  declare usageKnown: boolean
+
+  @column({ consume: consumeNumber })
+  declare uncachedInputTokens: number
+
+  @column({ consume: consumeNumber })
+  declare cacheReadTokens: number
+
+  @column({ consume: consumeNumber })
+  declare cacheWriteTokens: number
+
+  @column({ consume: consumeNumber })
+  declare outputTokens: number
+
+  @column({ consume: consumeNumber })
+  declare reasoningTokens: number
+
+  @column()
+  declare day: string
+
+  @column({ consume: consumeDate })
+  declare createdAt: Date
+}

@@ -1,0 +1,8 @@
+/**
+ * Lucid models over the agent tables (`adonis-atrium/agent/models`).
+ */
+export { default as AgentThread } from './agent_thread.ts'
+export { default as AgentMessage } from './agent_message.ts'
+export { default as AgentRun } from './agent_run.ts'
+export { default as AgentToolCall } from './agent_tool_call.ts'
+export { default as AgentUsage } from './agent_usage.ts'

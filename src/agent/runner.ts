@@ -1,0 +1,276 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import type { ApprovalWaiters } from './approvals.ts'
+import debug from './debug.ts'
+import type { ModelMessage, ModelToolCall, TokenUsage } from './model/port.ts'
+import { UNKNOWN_USAGE } from './model/port.ts'
+import type { RunEventLog } from './run_log.ts'
+import type { MessageRow, ThreadRow } from './store/contract.ts'
+import { ToolExecutor } from './tool_executor.ts'
+import type { AgentActor, ResolvedAgent, ResolvedAgentConfig, ResolvedTool } from './types.ts'
+
+/** One chat turn to run */
+export interface TurnRequest {
+  approvals: ApprovalWaiters
+  runId: string
+  thread: ThreadRow
+  actor: AgentActor
+  agent: ResolvedAgent
+  log: RunEventLog
+  signal: AbortSignal
+}
+
+/**
+ * Rebuilds the model's view of a thread. An assistant turn whose tool calls
+ * never got results (a run cancelled mid-tool) gets a synthetic refusal, as
+ * providers reject a tool call without its result.
+ */
+export function historyOf(rows: MessageRow[]): ModelMessage[] {
+  const messages: ModelMessage[] = []
+  for (const [index, row] of rows.entries()) {
+    if (row.role === 'user') {
+      messages.push({ role: 'user', text: row.content })
+    } else if (row.role === 'assistant') {
+      const toolCalls = row.toolCalls ?? []
+      messages.push({ role: 'assistant', text: row.content, toolCalls })
+      const next = rows[index + 1]
+      if (toolCalls.length && next?.role !== 'tool') {
+        messages.push({
+          role: 'tool',
+          results: toolCalls.map((call) => ({
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            output: { error: 'not_run', message: 'This tool call did not run' },
+          })),
+        })
+      }
+    } else {
+      messages.push({ role: 'tool', results: row.toolResults ?? [] })
+    }
+  }
+  return messages
+}
+
+/** The UTC day quotas and usage rows are kept by */
+export function today() {
+  return new Date().toISOString().slice(0, 10)
+}
+
+/** The actor's daily budget cannot hold another model call */
+class QuotaExceededError extends Error {}
+
+/**
+ * The gateway's own loop: one model step at a time; every tool call comes
+ * back here (role gate, timeout, persistence) before the next step, up to
+ * the agent's `maxSteps`. Frames go to the run's event log only.
+ */
+export class TurnRunner {
+  #app: ApplicationService
+  #config: ResolvedAgentConfig
+  #executor: ToolExecutor
+
+  constructor(app: ApplicationService, config: ResolvedAgentConfig) {
+    this.#app = app
+    this.#config = config
+    this.#executor = new ToolExecutor(app, config.store, config.rolesPolicy, config.toolTimeoutMs)
+  }
+
+  /** The agent's system prompt: its `@systemPrompt()` method wins over the flat string */
+  async systemPrompt(agent: ResolvedAgent, actor: AgentActor, threadId: string) {
+    if (agent.agentClass && agent.systemPromptMethod !== undefined) {
+      const instance: any = await this.#app.container.make(agent.agentClass)
+      const prompt = await instance[agent.systemPromptMethod]({ actor, threadId })
+      return typeof prompt === 'string' ? prompt : String(prompt ?? '')
+    }
+    return agent.systemPrompt ?? ''
+  }
+
+  /** Tools of the agent's allow-list that the roles policy lets this actor use */
+  async toolsFor(agent: ResolvedAgent, actor: AgentActor) {
+    const allowed = new Map<string, ResolvedTool>()
+    const declared: ResolvedTool[] = []
+    for (const tool of this.#config.tools) {
+      if (agent.tools && !agent.tools.includes(tool.spec.name)) continue
+      allowed.set(tool.spec.name, tool)
+      const permitted = await this.#config.rolesPolicy({
+        actor,
+        toolName: tool.spec.name,
+        roles: tool.spec.roles,
+      })
+      if (permitted) declared.push(tool)
+    }
+    return { allowed, declared }
+  }
+
+  async run(request: TurnRequest): Promise<void> {
+    const { runId, thread, actor, agent, log, signal } = request
+    const store = this.#config.store
+    let steps = 0
+    try {
+      const system = await this.systemPrompt(agent, actor, thread.id)
+      const { allowed, declared } = await this.toolsFor(agent, actor)
+      const messages = historyOf(await store.listMessages(thread.id))
+      const tools = declared.map((tool) => ({
+        name: tool.spec.name,
+        description: tool.spec.description,
+        inputSchema: tool.spec.inputSchema,
+      }))
+
+      while (steps < agent.maxSteps) {
+        const reservation = await this.#reserve(actor)
+        steps++
+        let text = ''
+        const calls: ModelToolCall[] = []
+        let usage: TokenUsage = UNKNOWN_USAGE
+        try {
+          for await (const event of this.#config.model.streamStep({
+            system,
+            messages,
+            tools,
+            signal,
+          })) {
+            if (event.type === 'text-delta') {
+              text += event.text
+              log.append({ data: { delta: event.text } })
+            } else if (event.type === 'tool-call') {
+              calls.push({
+                toolCallId: event.toolCallId,
+                toolName: event.toolName,
+                input: event.input,
+              })
+            } else {
+              usage = event.usage
+            }
+          }
+        } finally {
+          if (reservation) {
+            // Unknown usage is charged as the whole reservation, never as zero
+            const used = usage.known
+              ? usage.uncachedInputTokens +
+                usage.cacheReadTokens +
+                usage.cacheWriteTokens +
+                usage.outputTokens +
+                usage.reasoningTokens
+              : reservation.tokens
+            await store.settleQuota(actor.id, reservation.day, reservation.tokens, used)
+          }
+          // Usage is recorded for every model call, a failed one included
+          await store.recordUsage({
+            ...usage,
+            runId,
+            threadId: thread.id,
+            actorRef: actor.id,
+            agentName: agent.name,
+            model: agent.model ?? this.#config.model.label,
+            kind: 'step',
+            step: steps,
+            day: today(),
+          })
+          if (text || calls.length) {
+            await store.appendMessage({
+              threadId: thread.id,
+              runId,
+              role: 'assistant',
+              content: text,
+              toolCalls: calls,
+            })
+          }
+        }
+        messages.push({ role: 'assistant', text, toolCalls: calls })
+        if (!calls.length) break
+
+        const results: Array<{ toolCallId: string; toolName: string; output: unknown }> = []
+        const lastStep = steps >= agent.maxSteps
+        for (const call of calls) {
+          const output = lastStep
+            ? await this.#skip(runId, thread.id, actor, call)
+            : await this.#executor.execute(call, {
+                runId,
+                threadId: thread.id,
+                actor,
+                tools: allowed,
+                signal,
+                approvals: request.approvals,
+                announce: (frame) => log.append({ event: 'approval', data: frame }),
+              })
+          results.push({ toolCallId: call.toolCallId, toolName: call.toolName, output })
+        }
+        await store.appendMessage({
+          threadId: thread.id,
+          runId,
+          role: 'tool',
+          content: '',
+          toolResults: results,
+        })
+        messages.push({ role: 'tool', results })
+      }
+
+      await store.finishRun(runId, { status: 'done', steps })
+      log.append({ event: 'done', data: {} })
+      debug('run %s done after %d step(s)', runId, steps)
+    } catch (error) {
+      if (error instanceof QuotaExceededError) {
+        debug('run %s stopped by the daily quota', runId)
+        await store.finishRun(runId, { status: 'failed', steps, errorCode: 'quota_exceeded' })
+        log.append({
+          event: 'error',
+          data: { code: 'quota_exceeded', message: 'The daily token quota is used up' },
+        })
+        return
+      }
+      if (signal.aborted) {
+        await store.finishRun(runId, { status: 'aborted', steps, errorCode: 'aborted' })
+        log.append({ event: 'done', data: { aborted: true } })
+        debug('run %s aborted', runId)
+        return
+      }
+      debug('run %s failed: %s', runId, (error as Error)?.name)
+      await store
+        .finishRun(runId, { status: 'failed', steps, errorCode: 'run_failed' })
+        .catch(() => {})
+      log.append({ event: 'error', data: { code: 'run_failed', message: 'The run failed' } })
+    }
+  }
+
+  /**
+   * Holds the reservation of one model call, or throws when the budget
+   * cannot; null when quotas are off.
+   */
+  async #reserve(actor: AgentActor) {
+    const quota = this.#config.quota
+    if (!quota) return null
+    const day = today()
+    const held = await this.#config.store.reserveQuota(
+      actor.id,
+      day,
+      quota.reserveTokens,
+      quota.limitTokens
+    )
+    if (!held) throw new QuotaExceededError()
+    return { day, tokens: quota.reserveTokens }
+  }
+
+  /** The step limit was reached: the call is recorded as skipped and never runs */
+  async #skip(runId: string, threadId: string, actor: AgentActor, call: ModelToolCall) {
+    const output = {
+      error: 'max_steps',
+      message: 'The step limit was reached before this tool could run',
+    }
+    const claim = await this.#config.store.claimToolCall({
+      runId,
+      threadId,
+      actorRef: actor.id,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName.slice(0, 64),
+      input: call.input ?? null,
+      status: 'skipped',
+    })
+    if (claim.claimed) {
+      await this.#config.store.finishToolCall(runId, call.toolCallId, {
+        status: 'skipped',
+        output,
+        errorCode: 'max_steps',
+      })
+    }
+    return output
+  }
+}

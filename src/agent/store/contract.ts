@@ -1,0 +1,148 @@
+import type { ModelToolCall, TokenUsage } from '../model/port.ts'
+
+/** One conversation of one actor */
+export interface ThreadRow {
+  id: string
+  actorRef: string
+  title: string | null
+  defaultAgent: string | null
+  createdAt: Date | null
+  updatedAt: Date | null
+}
+
+/** One message of a thread, in order */
+export interface MessageRow {
+  id: number
+  threadId: string
+  runId: string | null
+  role: 'user' | 'assistant' | 'tool'
+  content: string
+  toolCalls: ModelToolCall[] | null
+  toolResults: Array<{ toolCallId: string; toolName: string; output: unknown }> | null
+  createdAt: Date | null
+}
+
+export type RunStatus = 'running' | 'done' | 'failed' | 'aborted'
+
+/** One chat turn */
+export interface RunRow {
+  id: string
+  threadId: string
+  actorRef: string
+  agentName: string
+  status: RunStatus
+  errorCode: string | null
+  steps: number
+  createdAt: Date | null
+  finishedAt: Date | null
+}
+
+export type ToolCallStatus =
+  | 'running'
+  | 'pending_approval'
+  | 'approved'
+  | 'rejected'
+  | 'succeeded'
+  | 'failed'
+  | 'denied'
+  | 'skipped'
+
+/** One execution of a tool, keyed by the model's tool-call id within its run */
+export interface ToolCallRow {
+  id: number
+  runId: string
+  threadId: string
+  actorRef: string
+  toolCallId: string
+  toolName: string
+  status: ToolCallStatus
+  input: unknown
+  output: unknown
+  errorCode: string | null
+  executionMs: number | null
+}
+
+/** One usage row per model call */
+export interface UsageRow extends TokenUsage {
+  runId: string
+  threadId: string
+  actorRef: string
+  agentName: string
+  model: string
+  kind: 'step'
+  step: number
+  day: string
+}
+
+/**
+ * Persistence of the gateway. The Lucid store (`stores.lucid()`) is the one
+ * shipped; the interface is what another backend implements.
+ */
+export interface AgentStore {
+  createThread(input: { actorRef: string; title: string | null }): Promise<ThreadRow>
+  /** A live (not deleted) thread, or null */
+  findThread(id: string): Promise<ThreadRow | null>
+  listThreads(actorRef: string): Promise<ThreadRow[]>
+  updateThread(id: string, patch: { title?: string; defaultAgent?: string | null }): Promise<void>
+  softDeleteThread(id: string): Promise<void>
+
+  appendMessage(
+    input: Omit<MessageRow, 'id' | 'createdAt' | 'toolCalls' | 'toolResults'> &
+      Partial<Pick<MessageRow, 'toolCalls' | 'toolResults'>>
+  ): Promise<MessageRow>
+  listMessages(threadId: string): Promise<MessageRow[]>
+
+  createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>): Promise<void>
+  finishRun(
+    id: string,
+    outcome: { status: Exclude<RunStatus, 'running'>; errorCode?: string | null; steps: number }
+  ): Promise<void>
+  findRun(id: string): Promise<RunRow | null>
+
+  /**
+   * Inserts the tool call as `running` unless one with the same
+   * (runId, toolCallId) exists: then returns that row and nothing may run.
+   */
+  claimToolCall(
+    input: Pick<ToolCallRow, 'runId' | 'threadId' | 'actorRef' | 'toolCallId' | 'toolName'> & {
+      input: unknown
+      status?: ToolCallStatus
+    }
+  ): Promise<{ claimed: true } | { claimed: false; row: ToolCallRow }>
+  finishToolCall(
+    runId: string,
+    toolCallId: string,
+    outcome: {
+      status: Exclude<ToolCallStatus, 'running'>
+      output: unknown
+      errorCode?: string | null
+      executionMs?: number | null
+    }
+  ): Promise<void>
+  listToolCalls(runId: string): Promise<ToolCallRow[]>
+  /** Moves a running call to `pending_approval` (before the stream announces it) */
+  markPendingApproval(runId: string, toolCallId: string): Promise<void>
+  /** Every recorded call with this model tool-call id (one per run that has it) */
+  findToolCallsById(toolCallId: string): Promise<ToolCallRow[]>
+  /**
+   * One conditional update from `pending_approval` to `approved` or
+   * `rejected`: true for the first decision, false for any later one.
+   */
+  decideApproval(id: number, approved: boolean, reason?: string): Promise<boolean>
+
+  recordUsage(row: UsageRow): Promise<void>
+  listUsage(runId: string): Promise<UsageRow[]>
+
+  /**
+   * Holds `tokens` of the actor's daily budget for one model call: one
+   * conditional update, refused (false) when used + held + tokens > limit.
+   */
+  reserveQuota(actorRef: string, day: string, tokens: number, limit: number): Promise<boolean>
+  /** Releases a reservation and charges what the call really used */
+  settleQuota(actorRef: string, day: string, reserved: number, used: number): Promise<void>
+  /** Tokens charged to the actor on that day */
+  quotaUsed(actorRef: string, day: string): Promise<number>
+
+  /** Checks at boot that the tables exist, naming the migration to run */
+  assertReady(): Promise<void>
+}

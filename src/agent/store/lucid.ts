@@ -1,0 +1,416 @@
+import { randomUUID } from 'node:crypto'
+import type { Database } from '@adonisjs/lucid/database'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import { AgentConfigException } from '../errors.ts'
+import type {
+  AgentStore,
+  MessageRow,
+  RunRow,
+  ThreadRow,
+  ToolCallRow,
+  UsageRow,
+} from './contract.ts'
+
+/** The gateway's tables, as the migration stubs create them */
+export const AGENT_TABLES = {
+  threads: 'agent_threads',
+  messages: 'agent_messages',
+  runs: 'agent_runs',
+  toolCalls: 'agent_tool_calls',
+  usage: 'agent_usage',
+  quota: 'agent_quota',
+} as const
+
+/** Reads a stored date the same way on every dialect (SQLite keeps epoch ms) */
+export function toDate(value: unknown): Date | null {
+  if (value === null || value === undefined) return null
+  if (value instanceof Date) return value
+  const date = new Date(
+    typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : (value as string)
+  )
+  return Number.isNaN(date.getTime()) ? null : date
+}
+
+function json(value: unknown) {
+  return value === undefined ? null : JSON.stringify(value)
+}
+
+function parse(value: unknown): any {
+  return value === null || value === undefined ? null : JSON.parse(String(value))
+}
+
+function thread(row: any): ThreadRow {
+  return {
+    id: row.id,
+    actorRef: row.actor_ref,
+    title: row.title,
+    defaultAgent: row.default_agent,
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  }
+}
+
+function run(row: any): RunRow {
+  return {
+    id: row.id,
+    threadId: row.thread_id,
+    actorRef: row.actor_ref,
+    agentName: row.agent_name,
+    status: row.status,
+    errorCode: row.error_code,
+    steps: Number(row.steps),
+    createdAt: toDate(row.created_at),
+    finishedAt: toDate(row.finished_at),
+  }
+}
+
+function toolCall(row: any): ToolCallRow {
+  return {
+    id: Number(row.id),
+    runId: row.run_id,
+    threadId: row.thread_id,
+    actorRef: row.actor_ref,
+    toolCallId: row.tool_call_id,
+    toolName: row.tool_name,
+    status: row.status,
+    input: parse(row.input),
+    output: parse(row.output),
+    errorCode: row.error_code,
+    executionMs: row.execution_ms === null ? null : Number(row.execution_ms),
+  }
+}
+
+/**
+ * The agent store on Lucid: one class for SQLite, PostgreSQL and MariaDB.
+ * Every statement is portable; the one conditional write (claiming a tool
+ * call) relies on the unique (run_id, tool_call_id) index, not on a dialect
+ * feature.
+ */
+export class LucidAgentStore implements AgentStore {
+  #db: Database
+  #connection?: string
+
+  constructor(db: Database, connection?: string) {
+    this.#db = db
+    this.#connection = connection
+  }
+
+  get #client(): QueryClientContract {
+    return this.#db.connection(this.#connection)
+  }
+
+  async assertReady() {
+    for (const table of Object.values(AGENT_TABLES)) {
+      if (!(await this.#client.schema.hasTable(table))) {
+        throw new AgentConfigException(
+          `Missing table "${table}" for the agent gateway. Run "node ace configure adonis-atrium --features=agent" to publish its migrations, then "node ace migration:run"`
+        )
+      }
+    }
+  }
+
+  async createThread(input: { actorRef: string; title: string | null }) {
+    const now = new Date()
+    const row = {
+      id: randomUUID(),
+      actor_ref: input.actorRef,
+      title: input.title,
+      default_agent: null,
+      created_at: now,
+      updated_at: now,
+    }
+    await this.#client.insertQuery().table(AGENT_TABLES.threads).insert(row)
+    return thread(row)
+  }
+
+  async findThread(id: string) {
+    const row = await this.#client
+      .from(AGENT_TABLES.threads)
+      .where('id', id)
+      .whereNull('deleted_at')
+      .first()
+    return row ? thread(row) : null
+  }
+
+  async listThreads(actorRef: string) {
+    const rows = await this.#client
+      .from(AGENT_TABLES.threads)
+      .where('actor_ref', actorRef)
+      .whereNull('deleted_at')
+      .orderBy('updated_at', 'desc')
+      .orderBy('id', 'desc')
+    return rows.map(thread)
+  }
+
+  async updateThread(id: string, patch: { title?: string; defaultAgent?: string | null }) {
+    const values: Record<string, unknown> = { updated_at: new Date() }
+    if (patch.title !== undefined) values.title = patch.title
+    if (patch.defaultAgent !== undefined) values.default_agent = patch.defaultAgent
+    await this.#client.from(AGENT_TABLES.threads).where('id', id).update(values)
+  }
+
+  async softDeleteThread(id: string) {
+    const now = new Date()
+    await this.#client
+      .from(AGENT_TABLES.threads)
+      .where('id', id)
+      .whereNull('deleted_at')
+      .update({ deleted_at: now, updated_at: now })
+  }
+
+  async appendMessage(input: Parameters<AgentStore['appendMessage']>[0]): Promise<MessageRow> {
+    const createdAt = new Date()
+    const [inserted] = await this.#client
+      .insertQuery()
+      .table(AGENT_TABLES.messages)
+      .insert({
+        thread_id: input.threadId,
+        run_id: input.runId,
+        role: input.role,
+        content: input.content,
+        tool_calls: input.toolCalls?.length ? json(input.toolCalls) : null,
+        tool_results: input.toolResults?.length ? json(input.toolResults) : null,
+        created_at: createdAt,
+      })
+      .returning('id')
+    await this.#client
+      .from(AGENT_TABLES.threads)
+      .where('id', input.threadId)
+      .update({ updated_at: createdAt })
+    const id = typeof inserted === 'object' ? (inserted as any).id : inserted
+    return {
+      id: Number(id),
+      threadId: input.threadId,
+      runId: input.runId,
+      role: input.role,
+      content: input.content,
+      toolCalls: input.toolCalls ?? null,
+      toolResults: input.toolResults ?? null,
+      createdAt,
+    }
+  }
+
+  async listMessages(threadId: string) {
+    const rows = await this.#client
+      .from(AGENT_TABLES.messages)
+      .where('thread_id', threadId)
+      .orderBy('id', 'asc')
+    return rows.map((row: any): MessageRow => ({
+      id: Number(row.id),
+      threadId: row.thread_id,
+      runId: row.run_id,
+      role: row.role,
+      content: row.content,
+      toolCalls: parse(row.tool_calls),
+      toolResults: parse(row.tool_results),
+      createdAt: toDate(row.created_at),
+    }))
+  }
+
+  async createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>) {
+    await this.#client.insertQuery().table(AGENT_TABLES.runs).insert({
+      id: input.id,
+      thread_id: input.threadId,
+      actor_ref: input.actorRef,
+      agent_name: input.agentName,
+      status: 'running',
+      steps: 0,
+      created_at: new Date(),
+    })
+  }
+
+  async finishRun(id: string, outcome: Parameters<AgentStore['finishRun']>[1]) {
+    await this.#client
+      .from(AGENT_TABLES.runs)
+      .where('id', id)
+      .where('status', 'running')
+      .update({
+        status: outcome.status,
+        error_code: outcome.errorCode ?? null,
+        steps: outcome.steps,
+        finished_at: new Date(),
+      })
+  }
+
+  async findRun(id: string) {
+    const row = await this.#client.from(AGENT_TABLES.runs).where('id', id).first()
+    return row ? run(row) : null
+  }
+
+  async claimToolCall(input: Parameters<AgentStore['claimToolCall']>[0]) {
+    const now = new Date()
+    try {
+      await this.#client
+        .insertQuery()
+        .table(AGENT_TABLES.toolCalls)
+        .insert({
+          run_id: input.runId,
+          thread_id: input.threadId,
+          actor_ref: input.actorRef,
+          tool_call_id: input.toolCallId,
+          tool_name: input.toolName,
+          status: input.status ?? 'running',
+          input: json(input.input ?? null),
+          created_at: now,
+          updated_at: now,
+        })
+      return { claimed: true as const }
+    } catch (error) {
+      // The unique (run_id, tool_call_id) index refused a second claim
+      const existing = await this.#client
+        .from(AGENT_TABLES.toolCalls)
+        .where('run_id', input.runId)
+        .where('tool_call_id', input.toolCallId)
+        .first()
+      if (!existing) throw error
+      return { claimed: false as const, row: toolCall(existing) }
+    }
+  }
+
+  async finishToolCall(
+    runId: string,
+    toolCallId: string,
+    outcome: Parameters<AgentStore['finishToolCall']>[2]
+  ) {
+    await this.#client
+      .from(AGENT_TABLES.toolCalls)
+      .where('run_id', runId)
+      .where('tool_call_id', toolCallId)
+      .update({
+        status: outcome.status,
+        output: json(outcome.output ?? null),
+        error_code: outcome.errorCode ?? null,
+        execution_ms: outcome.executionMs ?? null,
+        updated_at: new Date(),
+      })
+  }
+
+  async markPendingApproval(runId: string, toolCallId: string) {
+    await this.#client
+      .from(AGENT_TABLES.toolCalls)
+      .where('run_id', runId)
+      .where('tool_call_id', toolCallId)
+      .where('status', 'running')
+      .update({ status: 'pending_approval', updated_at: new Date() })
+  }
+
+  async findToolCallsById(toolCallId: string) {
+    const rows = await this.#client
+      .from(AGENT_TABLES.toolCalls)
+      .where('tool_call_id', toolCallId)
+      .orderBy('id', 'asc')
+    return rows.map(toolCall)
+  }
+
+  async decideApproval(id: number, approved: boolean, reason?: string) {
+    const affected = await this.#client
+      .from(AGENT_TABLES.toolCalls)
+      .where('id', id)
+      .where('status', 'pending_approval')
+      .update({
+        status: approved ? 'approved' : 'rejected',
+        ...(approved ? {} : { output: json({ error: 'rejected', reason: reason ?? null }) }),
+        updated_at: new Date(),
+      })
+    return Number(Array.isArray(affected) ? affected[0] : affected) === 1
+  }
+
+  async listToolCalls(runId: string) {
+    const rows = await this.#client
+      .from(AGENT_TABLES.toolCalls)
+      .where('run_id', runId)
+      .orderBy('id', 'asc')
+    return rows.map(toolCall)
+  }
+
+  async recordUsage(row: UsageRow) {
+    await this.#client
+      .insertQuery()
+      .table(AGENT_TABLES.usage)
+      .insert({
+        run_id: row.runId,
+        thread_id: row.threadId,
+        actor_ref: row.actorRef,
+        agent_name: row.agentName,
+        model: row.model.slice(0, 191),
+        kind: row.kind,
+        step: row.step,
+        usage_known: row.known,
+        uncached_input_tokens: row.uncachedInputTokens,
+        cache_read_tokens: row.cacheReadTokens,
+        cache_write_tokens: row.cacheWriteTokens,
+        output_tokens: row.outputTokens,
+        reasoning_tokens: row.reasoningTokens,
+        day: row.day,
+        created_at: new Date(),
+      })
+  }
+
+  async reserveQuota(actorRef: string, day: string, tokens: number, limit: number) {
+    try {
+      await this.#client.insertQuery().table(AGENT_TABLES.quota).insert({
+        actor_ref: actorRef,
+        day,
+        used_tokens: 0,
+        reserved_tokens: 0,
+        updated_at: new Date(),
+      })
+    } catch {
+      // The (actor_ref, day) row exists already: the unique index refused a second one
+    }
+    const affected = await this.#client
+      .from(AGENT_TABLES.quota)
+      .where('actor_ref', actorRef)
+      .where('day', day)
+      .whereRaw('used_tokens + reserved_tokens + ? <= ?', [tokens, limit])
+      .update({
+        reserved_tokens: this.#client.raw('reserved_tokens + ?', [tokens]),
+        updated_at: new Date(),
+      })
+    return Number(Array.isArray(affected) ? affected[0] : affected) === 1
+  }
+
+  async settleQuota(actorRef: string, day: string, reserved: number, used: number) {
+    await this.#client
+      .from(AGENT_TABLES.quota)
+      .where('actor_ref', actorRef)
+      .where('day', day)
+      .update({
+        reserved_tokens: this.#client.raw('reserved_tokens - ?', [reserved]),
+        used_tokens: this.#client.raw('used_tokens + ?', [used]),
+        updated_at: new Date(),
+      })
+  }
+
+  async quotaUsed(actorRef: string, day: string) {
+    const row = await this.#client
+      .from(AGENT_TABLES.quota)
+      .where('actor_ref', actorRef)
+      .where('day', day)
+      .first()
+    return row ? Number(row.used_tokens) : 0
+  }
+
+  async listUsage(runId: string) {
+    const rows = await this.#client
+      .from(AGENT_TABLES.usage)
+      .where('run_id', runId)
+      .orderBy('id', 'asc')
+    return rows.map((row: any): UsageRow => ({
+      runId: row.run_id,
+      threadId: row.thread_id,
+      actorRef: row.actor_ref,
+      agentName: row.agent_name,
+      model: row.model,
+      kind: row.kind,
+      step: Number(row.step),
+      day: row.day,
+      known: Boolean(Number(row.usage_known)),
+      uncachedInputTokens: Number(row.uncached_input_tokens),
+      cacheReadTokens: Number(row.cache_read_tokens),
+      cacheWriteTokens: Number(row.cache_write_tokens),
+      outputTokens: Number(row.output_tokens),
+      reasoningTokens: Number(row.reasoning_tokens),
+    }))
+  }
+}

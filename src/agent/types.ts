@@ -1,0 +1,196 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type { ApplicationService } from '@adonisjs/core/types'
+import type { MiddlewareFn, ParsedNamedMiddleware } from '@adonisjs/core/types/http'
+import type { LanguageModel } from 'ai'
+import type { JsonSchema, ModelPort } from './model/port.ts'
+import type { AgentStore } from './store/contract.ts'
+
+/**
+ * The acting actor of a request. `id` attributes threads, runs and usage;
+ * `roles` feed the tool roles policy.
+ */
+export interface AgentActor {
+  id: string
+  roles?: string[]
+}
+
+/**
+ * Resolves the acting actor per request. Returning null answers 401: no
+ * default fabricates a caller.
+ */
+export type ActorResolver = (ctx: HttpContext) => AgentActor | null | Promise<AgentActor | null>
+
+/** A VineJS compiled validator, or anything with the same `validate` */
+export interface InputValidator {
+  validate: (data: any, ...options: any[]) => Promise<unknown>
+  toJSONSchema?: () => object
+}
+
+/** How a tool presents itself to the model and to the roles policy */
+export interface AgentToolSpec {
+  name: string
+  description: string
+  /** JSON Schema of the input, or a VineJS validator; re-checked before every execution */
+  inputSchema?: JsonSchema | InputValidator
+  /** Roles allowed to run the tool; omitted means the policy's `defaultRoles` */
+  roles?: string[]
+  /** A person approves each call (POST /agent/tool-call/approve) before it runs */
+  requiresApproval?: boolean
+}
+
+/** What a tool handler receives beside its input */
+export interface AgentToolContext {
+  actor: AgentActor
+  runId: string
+  threadId: string
+  toolCallId: string
+  /** Aborted on `toolTimeoutMs` or when the run is cancelled */
+  signal: AbortSignal
+}
+
+/** A functional tool */
+export interface FunctionalAgentTool<Input = any, Output = unknown> {
+  spec: AgentToolSpec
+  handler(input: Input, context: AgentToolContext): Output | Promise<Output>
+}
+
+/** A tool class resolved through the container (`@inject()` works) */
+export interface AgentToolClass<Input = any, Output = unknown> {
+  new (...args: any[]): {
+    handle(input: Input, context: AgentToolContext): Output | Promise<Output>
+  }
+  spec: AgentToolSpec
+}
+
+export type AgentToolDefinition = FunctionalAgentTool | AgentToolClass
+
+/** `@agent({...})` options */
+export interface AgentOptions {
+  name: string
+  description: string
+  systemPrompt?: string
+  /** Accounting label only: the model that runs is `config.model` */
+  model?: string
+  /** Cap on model steps of one turn (default 8) */
+  maxSteps?: number
+  /** Allow-list of tool names; omitted means every tool the actor's roles allow */
+  tools?: string[]
+}
+
+/** A class decorated with `@agent()` */
+export type AgentClass = new (...args: any[]) => object
+
+/** What the roles policy is asked about one tool call */
+export interface RolesPolicyRequest {
+  actor: AgentActor
+  toolName: string
+  /** The tool's declared roles; undefined when it declares none */
+  roles: string[] | undefined
+}
+
+/** The tool authorization gate */
+export type RolesPolicy = (request: RolesPolicyRequest) => boolean | Promise<boolean>
+
+/** A middleware class module, imported lazily (`() => import('#middleware/auth_middleware')`) */
+export type LazyMiddleware = () => Promise<{
+  default: new (...args: any[]) => { handle(ctx: HttpContext, next: () => Promise<any>): any }
+}>
+
+/**
+ * Route middleware: a lazy import of a middleware class, an inline
+ * function, or a named middleware (config files cannot import start/kernel)
+ */
+export type AgentMiddleware = MiddlewareFn | ParsedNamedMiddleware | LazyMiddleware
+
+/** The store to persist threads, messages, runs, tool calls and usage */
+export type AgentStoreFactory = (app: ApplicationService) => AgentStore | Promise<AgentStore>
+
+/** `config/agent.ts` as the app writes it */
+export interface AgentConfigInput {
+  /** An AI SDK language model (`createOpenAI(...)('gpt-4.1')`), or a model port */
+  model: LanguageModel | ModelPort
+  /** Resolves the acting actor; see `actors.auth()` and `actors.header()` */
+  actorResolver: ActorResolver
+  /** Agent classes decorated with `@agent()` */
+  agents?: AgentClass[]
+  /** Functional or class tools */
+  tools?: AgentToolDefinition[]
+  /** Persistence; defaults to `stores.lucid()` (the app's default connection) */
+  store?: AgentStoreFactory
+  /** A tool call running longer is aborted and recorded failed */
+  toolTimeoutMs?: number
+  /** Default cap on model steps per turn when an agent declares none (8) */
+  maxSteps?: number
+  /** Route prefix (default `agent`) */
+  path?: string
+  /** Middleware on every route of the gateway (the spec's guards) */
+  middleware?: AgentMiddleware[]
+  /** Tool authorization; the default policy requires one of the tool's roles or `defaultRoles` */
+  rolesPolicy?: RolesPolicy
+  /** Roles the default policy requires of a tool that declares none (`['ADMIN']`) */
+  defaultRoles?: string[]
+  /** Agent used when the caller selects none */
+  defaultAgent?: string
+  /** Durable runs are not built yet: true stops the boot */
+  durable?: boolean
+  /** Only meaningful with `durable`; true without it stops the boot */
+  dispatchedSteps?: boolean
+  /** A custom quota store (not built yet: setting it stops the boot) */
+  quota?: unknown
+  /** Daily token budget per actor, kept in the agent_quota table; omit to disable quotas */
+  quotaLimitTokens?: number
+  /** Tokens held from the budget while one model call runs (8 192) */
+  quotaReserveTokens?: number
+  /** Server-sent events tuning */
+  sse?: {
+    /** Comment frame interval keeping idle proxies from closing the stream (15 s) */
+    heartbeatMs?: number
+    /** Frames kept per run for resumes (10 000) */
+    maxFramesPerRun?: number
+    /** How long a finished run's frames stay available to a resume (5 min) */
+    retainFinishedMs?: number
+  }
+  /** Longest accepted chat `message`, in characters (100 000) */
+  maxMessageLength?: number
+  /** Retries of a failed model call by the AI SDK (2) */
+  modelMaxRetries?: number
+}
+
+/** One agent after its decorator and the config are read */
+export interface ResolvedAgent {
+  name: string
+  description: string
+  systemPrompt?: string
+  model?: string
+  maxSteps: number
+  tools?: string[]
+  agentClass?: AgentClass
+  /** The method marked `@systemPrompt()` */
+  systemPromptMethod?: string | symbol
+}
+
+/** A tool after normalization */
+export interface ResolvedTool {
+  spec: AgentToolSpec & { inputSchema: JsonSchema }
+  validator?: InputValidator
+  run(input: unknown, context: AgentToolContext, app: ApplicationService): Promise<unknown>
+}
+
+/** What the provider hands to the manager */
+export interface ResolvedAgentConfig {
+  model: ModelPort
+  actorResolver: ActorResolver
+  agents: ResolvedAgent[]
+  tools: ResolvedTool[]
+  store: AgentStore
+  toolTimeoutMs?: number
+  maxSteps: number
+  path: string
+  middleware: AgentMiddleware[]
+  rolesPolicy: RolesPolicy
+  defaultRoles: string[]
+  defaultAgent: string
+  sse: { heartbeatMs: number; maxFramesPerRun: number; retainFinishedMs: number }
+  maxMessageLength: number
+  quota?: { limitTokens: number; reserveTokens: number }
+}

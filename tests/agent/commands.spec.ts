@@ -1,0 +1,61 @@
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { test } from '@japa/runner'
+import Configure from '@adonisjs/core/commands/configure'
+import MakeAgent from '../../commands/make_agent.ts'
+import { agentInstaller } from '../../src/agent/configure.ts'
+import { PACKAGE_ENTRY, setupConsoleApp } from '../helpers.ts'
+
+test.group('Agent commands and configure', () => {
+  test('make:agent writes an @agent class with a @systemPrompt method', async ({ assert, fs }) => {
+    const ace = await setupConsoleApp(fs)
+    const command = await ace.create(MakeAgent, ['billing_support'])
+    await command.exec()
+    assert.equal(command.exitCode ?? 0, 0)
+    const file = 'app/agents/billing_support_agent.ts'
+    await assert.fileContains(file, "import { agent, systemPrompt } from 'adonis-atrium/agent'")
+    await assert.fileContains(file, "name: 'billing-support'")
+    await assert.fileContains(file, 'export default class BillingSupportAgent {')
+    await assert.fileContains(file, '@systemPrompt()')
+
+    // An existing file is kept unless --force
+    await fs.create(file, 'edited by hand')
+    const kept = await ace.create(MakeAgent, ['billing_support'])
+    await kept.exec()
+    assert.equal(await fs.contents(file), 'edited by hand')
+    const forced = await ace.create(MakeAgent, ['billing_support', '--force'])
+    await forced.exec()
+    await assert.fileContains(file, 'export default class BillingSupportAgent {')
+  })
+
+  test('the installer publishes config/agent.ts, the six migrations once, the provider and the env', async ({
+    assert,
+    fs,
+  }) => {
+    const ace = await setupConsoleApp(fs)
+    for (let run = 0; run < 2; run++) {
+      const command = await ace.create(Configure, [PACKAGE_ENTRY, '--no-install'])
+      await agentInstaller.install(command, await command.createCodemods())
+    }
+    await assert.fileContains('config/agent.ts', 'actorResolver: actors.auth()')
+    const files = await readdir(join(fs.basePath, 'database/migrations'))
+    files.sort()
+    assert.lengthOf(files, 6, JSON.stringify(files))
+    const tables = [
+      'agent_threads',
+      'agent_messages',
+      'agent_runs',
+      'agent_tool_calls',
+      'agent_usage',
+      'agent_quota',
+    ]
+    // Sorted by name the timestamps keep foreign keys after the tables they point to
+    assert.deepEqual(
+      files.map((file) => file.replace(/^\d+_create_(.+)_table\.ts$/, '$1')),
+      tables
+    )
+    const rc = await fs.contents('adonisrc.ts')
+    assert.equal(rc.split('adonis-atrium/providers/agent_provider').length, 2)
+    await assert.fileContains('start/env.ts', 'ANTHROPIC_API_KEY: Env.schema.string()')
+  })
+})
