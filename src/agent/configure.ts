@@ -1,17 +1,42 @@
+import { readFile, writeFile } from 'node:fs/promises'
+import type Configure from '@adonisjs/core/commands/configure'
 import type { FeatureInstaller } from '../shared/features.ts'
 import { publishMigrationOnce } from '../shared/features.ts'
 import { stubsRoot } from '../../stubs/main.ts'
 import { AGENT_TABLES } from './store/lucid.ts'
 
 /**
+ * Adds the `#agents/*` import alias (app/agents/) to the app's package.json,
+ * so config/agent.ts imports agent classes the way it imports models.
+ */
+async function addAgentsImportAlias(command: Configure) {
+  const file = command.app.makePath('package.json')
+  const manifest = JSON.parse(await readFile(file, 'utf8').catch(() => '{}'))
+  if (manifest.imports?.['#agents/*']) {
+    command.logger.action('update package.json imports').skipped('#agents/* already exists')
+    return
+  }
+  manifest.imports = { ...manifest.imports, '#agents/*': './app/agents/*.js' }
+  await writeFile(file, `${JSON.stringify(manifest, null, 2)}\n`)
+  command.logger.action('update package.json imports (#agents/*)').succeeded()
+}
+
+/**
  * The agent gateway publishes config/agent.ts, its six migrations (once
- * each, in foreign-key order), its provider and ANTHROPIC_API_KEY, and
- * offers to install the AI SDK with the Anthropic provider the config uses.
+ * each, in foreign-key order), its provider, the `#agents/*` alias and
+ * ANTHROPIC_API_KEY; configure installs or lists the AI SDK with the
+ * Anthropic provider the published config uses.
  */
 export const agentInstaller: FeatureInstaller = {
   name: 'agent',
-  description: 'Agent gateway: streamed chat over SSE, threads, tools with roles and timeouts',
+  description:
+    'Agent gateway (preview): streamed chat over SSE, threads, tools with roles and timeouts',
+  packages: [
+    { name: 'ai', isDevDependency: false },
+    { name: '@ai-sdk/anthropic', isDevDependency: false },
+  ],
   async install(command, codemods) {
+    await addAgentsImportAlias(command)
     await codemods.makeUsingStub(stubsRoot, 'config/agent.stub', {})
     const order = ['threads', 'messages', 'runs', 'toolCalls', 'usage', 'quota'] as const
     for (const [index, key] of order.entries()) {
@@ -27,21 +52,7 @@ export const agentInstaller: FeatureInstaller = {
     await codemods.defineEnvVariables({ ANTHROPIC_API_KEY: '' })
     await codemods.defineEnvValidations({
       leadingComment: 'Variables for the Atrium agent gateway',
-      variables: { ANTHROPIC_API_KEY: 'Env.schema.string()' },
+      variables: { ANTHROPIC_API_KEY: 'Env.schema.string.optional()' },
     })
-    const packages = [
-      { name: 'ai', isDevDependency: false },
-      { name: '@ai-sdk/anthropic', isDevDependency: false },
-    ]
-    const install = command.parsedFlags.install
-    const shouldInstall =
-      install === undefined
-        ? await command.prompt.confirm('Install the AI SDK (ai and @ai-sdk/anthropic)?')
-        : install === true
-    if (shouldInstall) {
-      await codemods.installPackages(packages)
-    } else {
-      await codemods.listPackagesToInstall(packages)
-    }
   },
 }

@@ -56,6 +56,9 @@ test.group('Agent commands and configure', () => {
     )
     const rc = await fs.contents('adonisrc.ts')
     assert.equal(rc.split('adonis-atrium/providers/agent_provider').length, 2)
-    await assert.fileContains('start/env.ts', 'ANTHROPIC_API_KEY: Env.schema.string()')
+    await assert.fileContains('start/env.ts', 'ANTHROPIC_API_KEY: Env.schema.string.optional()')
+    // config/agent.ts imports agent classes through #agents/*, added once
+    const manifest = JSON.parse(await fs.contents('package.json'))
+    assert.equal(manifest.imports['#agents/*'], './app/agents/*.js')
   })
 })

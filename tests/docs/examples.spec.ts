@@ -146,6 +146,9 @@ test.group('Docs examples', (group) => {
       type: 'module',
       imports: {
         '#controllers/*': './app/controllers/*.js',
+        '#middleware/*': './app/middleware/*.js',
+        // added by `configure --features=agent`
+        '#agents/*': './app/agents/*.js',
         '#models/*': './app/models/*.js',
         '#services/*': './app/services/*.js',
         '#start/*': './start/*.js',

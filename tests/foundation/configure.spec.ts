@@ -9,9 +9,9 @@ import { FEATURE_INSTALLERS } from '../../configure.ts'
 import { PACKAGE_ENTRY, setupConsoleApp } from '../helpers.ts'
 
 /** What `configure` lists for every feature: one line, one command */
-const ALL_PACKAGES = 'npm i yjs y-protocols lib0 ws stripe'
+const ALL_PACKAGES = 'npm i yjs y-protocols lib0 ws stripe ai @ai-sdk/anthropic'
 /** The same line as Ace's raw (test) logger writes it: `yellow(npm i) yjs ...` */
-const ALL_PACKAGES_RAW = 'yellow(npm i) yjs y-protocols lib0 ws stripe'
+const ALL_PACKAGES_RAW = 'yellow(npm i) yjs y-protocols lib0 ws stripe ai @ai-sdk/anthropic'
 
 function count(haystack: string, needle: string) {
   return haystack.split(needle).length - 1
@@ -156,7 +156,7 @@ test.group('Configure', (group) => {
     assert.equal(exitCode, 1, stdout + stderr)
     assert.include(
       stderr,
-      'pass --features=collaboration,payments,pagination (any of them) or --features=all'
+      'pass --features=collaboration,payments,pagination,agent,console (any of them) or --features=all'
     )
     await assert.fileNotContains('adonisrc.ts', 'adonis-atrium')
   })
@@ -166,7 +166,7 @@ test.group('Configure', (group) => {
     fs,
   }) => {
     const ace = await setupConsoleApp(fs)
-    ace.prompt.trap('Install yjs, y-protocols, lib0, ws, stripe?').reject()
+    ace.prompt.trap('Install yjs, y-protocols, lib0, ws, stripe, ai, @ai-sdk/anthropic?').reject()
     const command = await ace.create(Configure, [PACKAGE_ENTRY, '--features=all'])
     await command.exec()
 
