@@ -1,32 +1,21 @@
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage, Server } from 'node:http'
-import type { Duplex } from 'node:stream'
-import type { WebSocket, WebSocketServer } from 'ws'
+import type { Server } from 'node:http'
+import type { WebSocketServer } from 'ws'
 import type { HttpContext } from '@adonisjs/core/http'
-import debug from './debug.ts'
 import { engineOf, findDocumentDeclaration } from './define_config.ts'
 import { issueCollaborationToken, type IssueTokenInput } from './issue.ts'
-import {
-  CollabAuthorizationError,
-  CollabConfigError,
-  CollabNotFoundError,
-  CollabTokenSecretMissingError,
-} from './errors.ts'
+import { CollabAuthorizationError, CollabConfigError, CollabNotFoundError } from './errors.ts'
 import { reportCollaborationError, warnCollaboration } from './observability.ts'
 import type { PresenceRoster } from './presence.ts'
-import { resolveTokenSecret, verifyCollabToken } from './tokens.ts'
-import { CLOSE_CODES } from './server/close_codes.ts'
-import { SocketGuard, refuseUpgrade } from './server/connection.ts'
+import { UpgradeHandler } from './server/upgrade_handler.ts'
+import { CollabComments } from './comments.ts'
 import type { CollabEngine, CollabSession } from './engines/engine.ts'
 import type {
   CollabAuthorizeContext,
-  CollabConnectionContext,
-  CollabComment,
   CollabEngineName,
   CollabPermission,
   CollabVersion,
   CollaborationConfig,
-  CommentAnchor,
   ListPageOptions,
   LiveDocumentResult,
   PresenceMember,
@@ -61,82 +50,6 @@ function normalizePermission(
 }
 
 /**
- * Comments of the documents, kept in the configured storage.
- */
-export class CollabComments {
-  constructor(protected manager: CollaborationManager) {}
-
-  /** Comments oldest first, optionally of one space and one page */
-  list(docName: string, space?: string, page?: ListPageOptions) {
-    return this.manager.config.storage.listComments(docName, space, page)
-  }
-
-  async get(docName: string, commentId: string): Promise<CollabComment | null> {
-    const storage = this.manager.config.storage
-    if (storage.getComment) {
-      return storage.getComment(docName, commentId)
-    }
-    const comments = await storage.listComments(docName)
-    return comments.find(({ id }) => id === commentId) ?? null
-  }
-
-  async create(
-    docName: string,
-    input: {
-      space: string
-      anchor: CommentAnchor
-      body: string
-      userId: string
-      authorName?: string | null
-    }
-  ): Promise<CollabComment> {
-    const comment: CollabComment = {
-      id: randomUUID(),
-      documentName: docName,
-      space: input.space,
-      anchor: input.anchor,
-      body: input.body,
-      userId: String(input.userId),
-      authorName: input.authorName ?? null,
-      resolvedAt: null,
-      createdAt: new Date().toISOString(),
-      updatedAt: null,
-    }
-    await this.manager.config.storage.saveComment(docName, comment)
-    return comment
-  }
-
-  /** Sets or clears `resolvedAt`; null for an unknown comment */
-  async resolve(
-    docName: string,
-    commentId: string,
-    resolved = true
-  ): Promise<CollabComment | null> {
-    const comment = await this.get(docName, commentId)
-    if (!comment) {
-      return null
-    }
-    const now = new Date().toISOString()
-    const next = {
-      ...comment,
-      resolvedAt: resolved ? (comment.resolvedAt ?? now) : null,
-      updatedAt: now,
-    }
-    await this.manager.config.storage.saveComment(docName, next)
-    return next
-  }
-
-  /** False for an unknown comment */
-  async remove(docName: string, commentId: string): Promise<boolean> {
-    if (!(await this.get(docName, commentId))) {
-      return false
-    }
-    await this.manager.config.storage.deleteComment(docName, commentId)
-    return true
-  }
-}
-
-/**
  * The collaboration server: routes WebSocket upgrades to engines after
  * checking tokens and authorization, and exposes documents, versions,
  * comments and presence to app code.
@@ -146,10 +59,7 @@ export class CollaborationManager {
   readonly comments: CollabComments
   readonly presence?: PresenceRoster
   #engines = new Map<CollabEngineName, CollabEngine>()
-  /** The upgrade listener added to each attached server */
-  #servers = new Map<Server, (request: IncomingMessage, socket: Duplex, head: Buffer) => void>()
-  #wss?: WebSocketServer
-  #connectionIds = 0
+  #upgrades?: UpgradeHandler
   #locks = new Map<string, Promise<unknown>>()
   #closed = false
 
@@ -160,7 +70,13 @@ export class CollaborationManager {
     this.config = config
     this.comments = new CollabComments(this)
     this.presence = options.presence
-    this.#wss = options.wss
+    if (options.wss) {
+      this.#upgrades = new UpgradeHandler(options.wss, {
+        config,
+        authorize: (context, docName) => this.authorize(context, docName),
+        engineOf: (docName) => this.#engineOf(docName),
+      })
+    }
     for (const engine of options.engines ?? []) {
       this.#engines.set(engine.name, engine)
     }
@@ -478,165 +394,7 @@ export class CollaborationManager {
    * Calling it twice with the same server does nothing.
    */
   attach(server: Server) {
-    if (this.#servers.has(server)) {
-      return
-    }
-    const listener = (request: IncomingMessage, socket: Duplex, head: Buffer) =>
-      this.#onUpgrade(server, request, socket, head)
-    this.#servers.set(server, listener)
-    server.on('upgrade', listener)
-    debug('listening for upgrades under %s', this.config.path)
-  }
-
-  /**
-   * The document an upgrade URL names: a string, `invalid` for a malformed
-   * name under the collaboration path, `null` for another path.
-   */
-  #docNameOf(url: string): string | null | 'invalid' {
-    const pathname = url.split('?')[0]
-    const prefix = this.config.path === '/' ? '/' : `${this.config.path}/`
-    if (!pathname.startsWith(prefix)) {
-      return pathname === this.config.path ? 'invalid' : null
-    }
-    try {
-      const name = pathname.slice(prefix.length).split('/').map(decodeURIComponent).join('/')
-      return name && !name.split('/').some((segment) => !segment) ? name : 'invalid'
-    } catch {
-      return 'invalid'
-    }
-  }
-
-  #onUpgrade(server: Server, request: IncomingMessage, socket: Duplex, head: Buffer) {
-    try {
-      this.#route(server, request, socket, head)
-    } catch (error) {
-      // an upgrade listener that throws would crash the process
-      reportCollaborationError({ scope: 'authorize', operation: 'upgrade', error })
-      refuseUpgrade(socket, 500, 'E_COLLAB_UPGRADE', 'The upgrade could not be handled')
-    }
-  }
-
-  #route(server: Server, request: IncomingMessage, socket: Duplex, head: Buffer) {
-    const docName = this.#docNameOf(request.url ?? '')
-    if (docName === null) {
-      // another upgrade listener (the app's own) may serve this path; with
-      // none, Node would have destroyed the socket: do it, with a 404
-      if (server.listenerCount('upgrade') <= 1) {
-        refuseUpgrade(socket, 404, 'E_COLLAB_NOT_FOUND', 'No WebSocket endpoint at this path')
-      }
-      return
-    }
-    if (docName === 'invalid') {
-      return refuseUpgrade(
-        socket,
-        400,
-        'E_COLLAB_INVALID_DOCUMENT',
-        `Expected ${this.config.path}/<document name> with non-empty, URL-encoded segments`
-      )
-    }
-    if (this.#closed || !this.#wss) {
-      return refuseUpgrade(socket, 503, 'E_COLLAB_SHUTTING_DOWN', 'The server is shutting down')
-    }
-    // the token is checked before the upgrade: an unauthenticated client never
-    // gets a WebSocket, so it never reaches the frame parser
-    const token = new URL(request.url ?? '/', 'http://localhost').searchParams.get('token')
-    let payload
-    try {
-      payload = verifyCollabToken(token, resolveTokenSecret(this.config.tokenSecret), docName)
-    } catch (error) {
-      if (error instanceof CollabTokenSecretMissingError) {
-        return refuseUpgrade(socket, 500, error.code!, error.message)
-      }
-      throw error
-    }
-    if (!payload) {
-      debug('refused "%s": invalid token', docName)
-      return refuseUpgrade(
-        socket,
-        401,
-        'E_COLLAB_INVALID_TOKEN',
-        'Missing, invalid or expired token for this document: request a new one'
-      )
-    }
-    const context = payload.user
-      ? { userId: payload.userId, user: payload.user }
-      : { userId: payload.userId }
-    this.#wss.handleUpgrade(request, socket, head, (ws) => {
-      // the guard attaches the error listener before anything else can fail
-      const guard = new SocketGuard(ws, this.config.limits)
-      this.#accept(ws, guard, request, docName, context).catch((error) => {
-        reportCollaborationError({ scope: 'authorize', operation: 'handshake', docName, error })
-        guard.close(CLOSE_CODES.internalError, 'handshake failed')
-      })
-    })
-  }
-
-  async #accept(
-    ws: WebSocket,
-    guard: SocketGuard,
-    request: IncomingMessage,
-    docName: string,
-    context: CollabConnectionContext
-  ) {
-    const buffered: Buffer[] = []
-    // what arrives during authorization is kept, within the rate limit and one
-    // message's worth of bytes (plus headroom for the first small messages)
-    let bufferedBytes = 0
-    const maxBuffered = this.config.limits.maxPayload + 64 * 1024
-    const buffer = (data: Buffer) => {
-      if (!guard.admit()) {
-        return
-      }
-      bufferedBytes += data.byteLength
-      if (bufferedBytes > maxBuffered) {
-        guard.close(CLOSE_CODES.tooLarge, 'too much data before authorization')
-        return
-      }
-      buffered.push(data)
-    }
-    ws.on('message', buffer)
-    const refuse = (code: number, reason: string) => {
-      debug('refused "%s": %s', docName, reason)
-      guard.close(code, reason)
-    }
-
-    let permission: CollabPermission
-    // a rule that never answers must not hold the socket (and its buffer) forever
-    let timer: NodeJS.Timeout | undefined
-    try {
-      permission = await Promise.race([
-        this.authorize({ connection: context, request }, docName),
-        new Promise<never>((_resolve, reject) => {
-          timer = setTimeout(
-            () => reject(new Error('authorize timed out')),
-            this.config.limits.authorizeTimeoutMs
-          )
-        }),
-      ])
-    } catch {
-      return refuse(CLOSE_CODES.authorizationFailed, 'authorization failed, retry later')
-    } finally {
-      clearTimeout(timer)
-    }
-    if (!permission.canRead) {
-      return refuse(CLOSE_CODES.forbidden, 'forbidden')
-    }
-    const engine = await this.#engineOf(docName)
-    if (!engine) {
-      return refuse(CLOSE_CODES.unsupportedEngine, 'this document is not served by this server')
-    }
-    if (ws.readyState !== 1 || guard.closed) {
-      return
-    }
-    engine.handleConnection(ws, {
-      id: String(++this.#connectionIds),
-      docName,
-      context,
-      permission,
-      request,
-      buffered,
-      stopBuffering: () => ws.off('message', buffer),
-    })
+    this.#upgrades?.attach(server)
   }
 
   /**
@@ -654,21 +412,13 @@ export class CollaborationManager {
       return
     }
     this.#closed = true
-    for (const [server, listener] of this.#servers) {
-      server.off('upgrade', listener)
-    }
-    this.#servers.clear()
+    this.#upgrades?.stopListening()
     // a document that could not be stored makes close() reject, after every
     // socket, the presence roster and the storage are closed all the same
     const results = await Promise.allSettled(
       [...this.#engines.values()].map((engine) => engine.close())
     )
-    for (const ws of this.#wss?.clients ?? []) {
-      // 1001 "going away" tells clients to reconnect, to another instance if there is one
-      ws.close(1001, 'Server is shutting down')
-      setTimeout(() => ws.terminate(), 1000).unref()
-    }
-    this.#wss?.close()
+    this.#upgrades?.closeSockets()
     await this.presence?.close()
     await this.config.storage.close?.()
     const failed = results.find((result) => result.status === 'rejected')
