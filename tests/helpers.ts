@@ -288,32 +288,37 @@ export async function setupApp(options: SetupAppOptions = {}): Promise<TestApp> 
     })
 
   const app = ignitor.createApp('web')
-  await app.init()
-  await app.boot()
-
   let nodeServer: Server | undefined
   let url = ''
-  await app.start(async () => {
-    if (options.routes) {
-      await options.routes(await app.container.make('router'))
-    }
-    if (options.http === false) {
-      return
-    }
-    const server = await app.container.make('server')
-    await server.boot()
-    nodeServer = createServer(server.handle.bind(server))
-    server.setNodeServer(nodeServer)
-    await new Promise<void>((resolve) => nodeServer!.listen(0, '127.0.0.1', resolve))
-    url = `http://127.0.0.1:${(nodeServer.address() as AddressInfo).port}`
-    // As Adonis' HTTP server process does: the server closes when the app terminates
-    app.terminating(async () => {
-      await new Promise<void>((resolve) => {
-        nodeServer!.close(() => resolve())
-        nodeServer!.closeIdleConnections()
+  // an app that fails to boot still closes what it opened (database pools, servers)
+  try {
+    await app.init()
+    await app.boot()
+    await app.start(async () => {
+      if (options.routes) {
+        await options.routes(await app.container.make('router'))
+      }
+      if (options.http === false) {
+        return
+      }
+      const server = await app.container.make('server')
+      await server.boot()
+      nodeServer = createServer(server.handle.bind(server))
+      server.setNodeServer(nodeServer)
+      await new Promise<void>((resolve) => nodeServer!.listen(0, '127.0.0.1', resolve))
+      url = `http://127.0.0.1:${(nodeServer.address() as AddressInfo).port}`
+      // As Adonis' HTTP server process does: the server closes when the app terminates
+      app.terminating(async () => {
+        await new Promise<void>((resolve) => {
+          nodeServer!.close(() => resolve())
+          nodeServer!.closeIdleConnections()
+        })
       })
     })
-  })
+  } catch (error) {
+    await app.terminate().catch(() => {})
+    throw error
+  }
 
   const close = () => app.terminate()
   test.cleanup(close)
