@@ -170,6 +170,29 @@ test.group('Hostile clients: writers', () => {
     await waitFor(() => other.text.toString().startsWith('after the flood '))
   })
 
+  test('a writer closed with 4429 that reconnects at once does not get a fresh burst', async ({
+    assert,
+  }) => {
+    const { wsBase, bystander } = await setupHostileApp({
+      limits: { messagesPerSecond: 10, messageBurst: 100 },
+    })
+    const flood = async (count: number) => {
+      const flooder = rawClient(`${wsBase}/flood/2?token=${tokenFor('flood/2', 'flooder')}`)
+      await flooder.opened
+      const source = new Y.Doc()
+      source.on('update', (update: Uint8Array) => flooder.socket.send(updateMessage(update)))
+      const text = source.getText('content')
+      for (let index = 0; index < count && flooder.socket.readyState === 1; index++) {
+        text.insert(text.length, 'x')
+      }
+      return (await flooder.closed).code
+    }
+    assert.equal(await flood(1000), CLOSE_CODES.rateLimited)
+    // 60 messages fit a fresh burst of 100, not what is left of the user's budget
+    assert.equal(await flood(60), CLOSE_CODES.rateLimited)
+    assert.equal(await bystander(), '200 still here')
+  })
+
   test('a malformed message closes with 4400', async ({ assert }) => {
     const { wsBase } = await setupHostileApp()
     const client = rawClient(`${wsBase}/bad/1?token=${tokenFor('bad/1')}`)

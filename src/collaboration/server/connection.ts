@@ -63,6 +63,35 @@ export class TokenBucket {
   }
 }
 
+/** Users whose budgets are kept at once; past it the least recently seen go */
+const MAX_TRACKED_USERS = 10_000
+
+/**
+ * One message budget per user, shared by every connection the user opens:
+ * a client closed with 4429 that reconnects at once finds its bucket as it
+ * left it, instead of a fresh burst. Bounded (least recently seen first out).
+ */
+export class UserBudgets {
+  #buckets = new Map<string, TokenBucket>()
+
+  constructor(readonly limits: Pick<CollaborationLimits, 'messagesPerSecond' | 'messageBurst'>) {}
+
+  for(userId: string): TokenBucket {
+    let bucket = this.#buckets.get(userId)
+    if (bucket) {
+      // re-inserted, so iteration order is least recently seen first
+      this.#buckets.delete(userId)
+    } else {
+      bucket = new TokenBucket(this.limits.messagesPerSecond, this.limits.messageBurst)
+      if (this.#buckets.size >= MAX_TRACKED_USERS) {
+        this.#buckets.delete(this.#buckets.keys().next().value!)
+      }
+    }
+    this.#buckets.set(userId, bucket)
+    return bucket
+  }
+}
+
 function onGuardedError(this: WebSocket, error: Error) {
   // a protocol violation (unmasked frame, oversized payload) or a reset: ws has
   // already started closing with the right code; nothing else is needed
@@ -86,13 +115,18 @@ export class SocketGuard {
   #queries: TokenBucket
   #maxBuffered: number
 
+  /**
+   * `messages` is the user's budget (`UserBudgets`); without one, the
+   * connection gets its own.
+   */
   constructor(
     readonly socket: WebSocket,
-    limits: CollaborationLimits
+    limits: CollaborationLimits,
+    messages?: TokenBucket
   ) {
     ;(socket as GuardedSocket)[GUARD] = this
     socket.on('error', onGuardedError)
-    this.#messages = new TokenBucket(limits.messagesPerSecond, limits.messageBurst)
+    this.#messages = messages ?? new TokenBucket(limits.messagesPerSecond, limits.messageBurst)
     this.#queries = new TokenBucket(
       limits.awarenessQueriesPerSecond,
       Math.max(1, limits.awarenessQueriesPerSecond * 5)

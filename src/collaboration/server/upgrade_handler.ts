@@ -13,7 +13,7 @@ import type {
   CollaborationConfig,
 } from '../types.ts'
 import { CLOSE_CODES } from './close_codes.ts'
-import { SocketGuard, refuseUpgrade } from './connection.ts'
+import { SocketGuard, UserBudgets, refuseUpgrade } from './connection.ts'
 
 /**
  * What the upgrade path needs of the manager: its config, its authorization
@@ -37,10 +37,12 @@ export class UpgradeHandler {
   #target: UpgradeTarget
   #connectionIds = 0
   #closing = false
+  #budgets: UserBudgets
 
   constructor(wss: WebSocketServer, target: UpgradeTarget) {
     this.#wss = wss
     this.#target = target
+    this.#budgets = new UserBudgets(target.config.limits)
   }
 
   /**
@@ -137,7 +139,11 @@ export class UpgradeHandler {
       : { userId: payload.userId }
     this.#wss.handleUpgrade(request, socket, head, (ws) => {
       // the guard attaches the error listener before anything else can fail
-      const guard = new SocketGuard(ws, this.#target.config.limits)
+      const guard = new SocketGuard(
+        ws,
+        this.#target.config.limits,
+        this.#budgets.for(context.userId)
+      )
       this.#accept(ws, guard, request, docName, context).catch((error) => {
         reportCollaborationError({ scope: 'authorize', operation: 'handshake', docName, error })
         guard.close(CLOSE_CODES.internalError, 'handshake failed')
