@@ -183,13 +183,8 @@ export const collaboration: DemoFeature = {
             <ul id="versions"></ul></section>
         </div>
         <script type="module">${script(user, docName, wsBase)}</script>`,
-        `<script type="importmap">${JSON.stringify({ imports: map })}</script>
-        <style>
-          #editor { width: 100%; font: 14px/1.5 ui-monospace, monospace; padding: .5rem; box-sizing: border-box; }
-          .peer { color: #fff; border-radius: 3px; padding: 0 .4rem; }
-          .columns { display: grid; grid-template-columns: 1fr 1fr; gap: 1.5rem; }
-          .resolved { color: #999; text-decoration: line-through; }
-        </style>`
+        `<script type="importmap">${JSON.stringify({ imports: map })}</script>`,
+        '/collaboration-demo'
       )
     })
   },
