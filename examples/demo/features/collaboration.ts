@@ -89,6 +89,7 @@ const renderPeers = () => {
     .join(' ')
 }
 provider.awareness.on('change', renderPeers)
+renderPeers()
 
 const api = async (method, path, body) => {
   const response = await fetch('/collaboration' + path, {

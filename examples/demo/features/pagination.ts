@@ -127,18 +127,18 @@ export const pagination: DemoFeature = {
       const selected = (value: string, current: unknown) => (value === current ? ' selected' : '')
       const form = `
         <form method="get" action="/pagination" class="filters" onsubmit="${escape(SEND_ONLY_SET_FIELDS)}">
-          <label>Status<br><select name="filter[status]">
+          <label>Status<select name="filter[status]">
             ${['', 'paid', 'pending', 'refunded', 'failed'].map((status) => `<option value="${escape(status)}"${selected(status, filter.status)}>${status || 'any'}</option>`).join('')}
           </select></label>
-          <label>Amount ≥ (cents)<br><input name="filter[amount][gte]" size="8" value="${escape(filter.amount?.gte)}"></label>
-          <label>Unshipped<br><select name="filter[shippedAt][isNull]">
+          <label>Amount ≥ (cents)<input name="filter[amount][gte]" size="8" value="${escape(filter.amount?.gte)}"></label>
+          <label>Unshipped<select name="filter[shippedAt][isNull]">
             <option value="">any</option><option value="true"${selected('true', filter.shippedAt?.isNull)}>only unshipped</option><option value="false"${selected('false', filter.shippedAt?.isNull)}>only shipped</option>
           </select></label>
-          <label>Search reference<br><input name="search" size="12" value="${escape(qs.search)}" placeholder="ORD-00042"></label>
-          <label>Sort<br><select name="sort">
+          <label>Search reference<input name="search" size="12" value="${escape(qs.search)}" placeholder="ORD-00042"></label>
+          <label>Sort<select name="sort">
             ${SORTS.map(([value, label]) => `<option value="${escape(value)}"${selected(value, [qs.sort].flat().join(','))}>${escape(label)}</option>`).join('')}
           </select></label>
-          <label>Per page<br><input name="paginate[first]" size="4" value="${escape(qs.paginate?.first ?? 25)}"></label>
+          <label>Per page<input name="paginate[first]" size="4" value="${escape(qs.paginate?.first ?? 25)}"></label>
           <button>Apply</button>
         </form>
         <p>JSON: <a href="/pagination/orders?sort=-amount&amp;paginate[first]=5">/pagination/orders?sort=-amount&amp;paginate[first]=5</a></p>
