@@ -31,8 +31,10 @@ function toDate(value: unknown): Date | null {
 export function formatDate(value: unknown) {
   const date = toDate(value)
   if (!date) return value === null || value === undefined || value === '' ? '—' : escapeHtml(value)
-  const text = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
-  return `<time datetime="${date.toISOString()}">${text}</time>`
+  const day = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`
+  const time = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+  // two spans: a narrow column may wrap between the day and the time, never inside either
+  return `<time datetime="${date.toISOString()}"><span>${day}</span> <span>${time}</span></time>`
 }
 
 /** The locale each currency reads best in; others use en-US */
