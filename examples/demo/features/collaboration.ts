@@ -1,5 +1,5 @@
 import type { DemoFeature } from './main.ts'
-import { layout } from './layout.ts'
+import { escapeHtml, layout } from './layout.ts'
 import { importMap, readModule } from './browser_modules.ts'
 import { streamChanges } from './collaboration_changes.ts'
 
@@ -12,20 +12,32 @@ const ASSETS = '/collaboration-demo/modules/'
  * Each connection gets a fresh token: a token is checked when a socket opens
  * and lives 300 s, and y-websocket gives up after a 44xx close.
  */
+/** JSON safe inside a <script> element (no `</script>` can close it early) */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c')
+
 const script = (user: string, docName: string, wsBase: string) => `
 import * as Y from 'yjs'
 import { WebsocketProvider } from 'y-websocket'
 
-const user = ${JSON.stringify(user)}
-const docName = ${JSON.stringify(docName)}
+const user = ${scriptJson(user)}
+const docName = ${scriptJson(docName)}
 const freshToken = async () => {
   const response = await fetch('/collaboration/token?doc=' + encodeURIComponent(docName), {
     headers: { 'x-demo-user': user },
   })
   return (await response.json()).token
 }
+// every value another client or the server sent is escaped before it meets innerHTML
+const escape = (value) => String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c])
+const pad = (n) => String(n).padStart(2, '0')
+const formatDate = (value) => {
+  const d = new Date(value)
+  if (Number.isNaN(d.getTime())) return ''
+  return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' +
+    pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds())
+}
 const doc = new Y.Doc()
-const provider = new WebsocketProvider(${JSON.stringify(wsBase)}, docName, doc, {
+const provider = new WebsocketProvider(${scriptJson(wsBase)}, docName, doc, {
   params: { token: await freshToken() },
 })
 provider.on('connection-close', async () => {
@@ -72,10 +84,12 @@ text.observe((event, transaction) => {
 const renderPeers = () => {
   const peers = [...provider.awareness.getStates().values()].map((state) => state.user).filter(Boolean)
   document.querySelector('#peers').innerHTML = peers
-    .map((peer) => '<span class="peer" style="background:' + peer.color + '">' + peer.name + '</span>')
+    .map((peer) => '<span class="peer" style="background:' +
+      (/^#[0-9a-f]{6}$/i.test(peer.color) ? peer.color : '#868e96') + '">' + escape(peer.name) + '</span>')
     .join(' ')
 }
 provider.awareness.on('change', renderPeers)
+renderPeers()
 
 const api = async (method, path, body) => {
   const response = await fetch('/collaboration' + path, {
@@ -86,14 +100,13 @@ const api = async (method, path, body) => {
   if (!response.ok) throw new Error((await response.json()).errors?.[0]?.message ?? response.status)
   return response.status === 204 ? null : response.json()
 }
-const escape = (value) => String(value).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c])
 
 async function loadComments() {
   const comments = await api('GET', '/comments?doc=' + encodeURIComponent(docName))
   document.querySelector('#comments').innerHTML = comments.map((c) =>
     '<li class="' + (c.resolvedAt ? 'resolved' : '') + '"><b>' + escape(c.authorName ?? c.userId) + '</b> on “' +
     escape(c.anchor.selectedText ?? '') + '”: ' + escape(c.body) +
-    ' <button data-resolve="' + c.id + '" data-state="' + (c.resolvedAt ? 'false' : 'true') + '">' +
+    ' <button class="secondary" data-resolve="' + escape(c.id) + '" data-state="' + (c.resolvedAt ? 'false' : 'true') + '">' +
     (c.resolvedAt ? 'Reopen' : 'Resolve') + '</button></li>').join('')
 }
 document.querySelector('#comment-form').addEventListener('submit', async (event) => {
@@ -117,8 +130,8 @@ document.querySelector('#comments').addEventListener('click', async (event) => {
 async function loadVersions() {
   const versions = await api('GET', '/versions?doc=' + encodeURIComponent(docName))
   document.querySelector('#versions').innerHTML = versions.map((v) =>
-    '<li>#' + v.seq + ' ' + escape(v.label ?? '') + ' <small>' + new Date(v.createdAt).toLocaleTimeString() +
-    ' by ' + escape(v.createdBy ?? '?') + '</small> <button data-restore="' + v.id + '">Restore</button></li>').join('')
+    '<li>#' + escape(v.seq) + ' ' + escape(v.label ?? '') + ' <small class="muted">' + formatDate(v.createdAt) +
+    ' by ' + escape(v.createdBy ?? '?') + '</small> <button class="secondary" data-restore="' + escape(v.id) + '">Restore</button></li>').join('')
 }
 document.querySelector('#version-form').addEventListener('submit', async (event) => {
   event.preventDefault()
@@ -170,7 +183,7 @@ export const collaboration: DemoFeature = {
       response.header('content-type', 'text/html; charset=utf-8')
       return layout(
         'Collaboration',
-        `<p>You are <strong>${user}</strong>. Open <a href="/collaboration-demo?user=${other}" target="_blank">this page as ${other}</a>
+        `<p>You are <strong>${escapeHtml(user)}</strong>. Open <a href="/collaboration-demo?user=${escapeHtml(other)}" target="_blank">this page as ${escapeHtml(other)}</a>
         in a second window and type in either: the text, the people present, comments and versions follow.</p>
         <p>Status: <code id="status">connecting</code> · Present: <span id="peers"></span></p>
         <textarea id="editor" rows="12" disabled placeholder="Loading the document…"></textarea>
@@ -183,13 +196,8 @@ export const collaboration: DemoFeature = {
             <ul id="versions"></ul></section>
         </div>
         <script type="module">${script(user, docName, wsBase)}</script>`,
-        `<script type="importmap">${JSON.stringify({ imports: map })}</script>
-        <style>
-          #editor { width: 100%; font: 14px/1.5 ui-monospace, monospace; padding: .5rem; box-sizing: border-box; }
-          .peer { color: #fff; border-radius: 3px; padding: 0 .4rem; }
-          .columns { display: grid; grid-template-columns: 1fr 1fr; gap: 1.5rem; }
-          .resolved { color: #999; text-decoration: line-through; }
-        </style>`
+        `<script type="importmap">${scriptJson({ imports: map })}</script>`,
+        '/collaboration-demo'
       )
     })
   },

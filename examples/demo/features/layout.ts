@@ -1,28 +1,51 @@
+import { favicon, stylesheet } from './assets.ts'
+
 /**
- * The demo's one page shell; feature pages pass their title and body.
+ * The feature pages of the header. Listed here rather than imported from
+ * main.ts, which imports every page (and so this module).
  */
-export function layout(title: string, body: string, head = '') {
+const NAV: [string, string][] = [
+  ['/collaboration-demo', 'Collaboration'],
+  ['/payments', 'Payment webhooks'],
+  ['/pagination', 'Keyset pagination'],
+]
+
+/**
+ * Escapes a value for HTML text and double- or single-quoted attributes;
+ * null and undefined become ''.
+ */
+export function escapeHtml(value: unknown) {
+  return String(value ?? '').replace(
+    /[&<>"']/g,
+    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!
+  )
+}
+
+/**
+ * The demo's one page shell. `title` is text (escaped here); `body` and
+ * `head` are HTML the pages built, with their own values escaped.
+ */
+export function layout(title: string, body: string, head = '', currentPath = '') {
+  const links = NAV.map(
+    ([path, label]) =>
+      `<a href="${path}"${path === currentPath ? ' aria-current="page"' : ''}>${escapeHtml(label)}</a>`
+  ).join('')
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title>
-<style>
-  body { font: 15px/1.5 system-ui, sans-serif; max-width: 960px; margin: 2rem auto; padding: 0 1rem; color: #1c1c1c; }
-  a { color: #3b5bdb; }
-  table { border-collapse: collapse; width: 100%; }
-  th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #e5e5e5; }
-  code, pre { background: #f5f5f5; padding: .1rem .3rem; border-radius: 3px; }
-  .features li { margin-bottom: .8rem; }
-  .features p { margin: 0; color: #555; }
-</style>
+<title>${escapeHtml(title)} · Atrium demo</title>
+<link rel="icon" type="image/svg+xml" href="${favicon.url}">
+<link rel="stylesheet" href="${stylesheet.url}">
 ${head}
 </head>
 <body>
-<nav><a href="/">Atrium demo</a></nav>
-<h1>${title}</h1>
+<header class="site"><nav><a class="brand" href="/"><img src="${favicon.url}" alt="" width="20" height="20"> Atrium demo</a>${links}</nav></header>
+<main>
+<h1>${escapeHtml(title)}</h1>
 ${body}
+</main>
 </body>
 </html>`
 }

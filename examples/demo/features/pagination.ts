@@ -1,13 +1,10 @@
 import type { DemoFeature } from './main.ts'
 import { orderCount } from '../database/seed_orders.ts'
-import { layout } from './layout.ts'
+import { escapeHtml as escape, layout } from './layout.ts'
+import { formatCount, formatDate, formatMoney } from './format.ts'
 
-function escape(value: unknown) {
-  return String(value ?? '').replace(
-    /[&<>"']/g,
-    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!
-  )
-}
+/** The currency of the demo's orders (the table stores cents only) */
+const ORDER_CURRENCY = 'BRL'
 
 const SORTS: [string, string][] = [
   ['-createdAt', 'Newest first'],
@@ -108,44 +105,45 @@ export const pagination: DemoFeature = {
           `<a href="${escape(link({ 'paginate[last]': size }))}">Last</a>`,
         ].join(' · ')
         body = `
-          <p class="nav">${nav}</p>
-          <table>
-            <thead><tr><th>#</th><th>Reference</th><th>Customer</th><th>Status</th><th>Amount</th><th>Shipped</th><th>Created</th></tr></thead>
+          <p class="pager">${nav}</p>
+          <div class="table"><table>
+            <caption>${formatCount(page.items.length)} orders on this page, ${escape(size)} asked for</caption>
+            <thead><tr><th class="num">#</th><th>Reference</th><th>Customer</th><th>Status</th><th class="num">Amount</th><th>Shipped</th><th>Created</th></tr></thead>
             <tbody>${page.items
               .map(
                 (order) =>
-                  `<tr><td>${order.id}</td><td>${escape(order.reference)}</td><td>${escape(order.customer?.name)}</td><td>${escape(order.status)}</td><td>${(order.amount / 100).toFixed(2)}</td><td>${escape(order.shippedAt?.toFormat('yyyy-MM-dd HH:mm') ?? '—')}</td><td>${escape(order.createdAt.toFormat('yyyy-MM-dd HH:mm:ss'))}</td></tr>`
+                  `<tr><td class="num">${escape(order.id)}</td><td>${escape(order.reference)}</td><td>${escape(order.customer?.name)}</td><td>${escape(order.status)}</td><td class="num">${formatMoney(order.amount, ORDER_CURRENCY)}</td><td class="time">${formatDate(order.shippedAt)}</td><td class="time">${formatDate(order.createdAt)}</td></tr>`
               )
               .join('')}</tbody>
-          </table>
-          <p class="nav">${nav}</p>
+          </table></div>
+          <p class="pager">${nav}</p>
           <h2>SQL of this page <small>(${elapsed.toFixed(1)} ms for the page, preload included)</small></h2>
-          ${queries.map((sql) => `<pre style="white-space: pre-wrap">${escape(sql)}</pre>`).join('')}`
+          ${queries.map((sql) => `<pre>${escape(sql)}</pre>`).join('')}`
       } catch (error) {
         if (!(error instanceof errors.InvalidPaginationQueryException)) throw error
-        body = `<p role="alert" style="color: #c92a2a"><strong>400:</strong> ${escape(error.message)}</p>`
+        body = `<p role="alert" class="alert"><strong>400:</strong> ${escape(error.message)}</p>`
       }
 
       const selected = (value: string, current: unknown) => (value === current ? ' selected' : '')
       const form = `
-        <form method="get" action="/pagination" onsubmit="${escape(SEND_ONLY_SET_FIELDS)}" style="display: flex; gap: .5rem; flex-wrap: wrap; align-items: end">
-          <label>Status<br><select name="filter[status]">
-            ${['', 'paid', 'pending', 'refunded', 'failed'].map((status) => `<option value="${status}"${selected(status, filter.status)}>${status || 'any'}</option>`).join('')}
+        <form method="get" action="/pagination" class="filters" onsubmit="${escape(SEND_ONLY_SET_FIELDS)}">
+          <label>Status<select name="filter[status]">
+            ${['', 'paid', 'pending', 'refunded', 'failed'].map((status) => `<option value="${escape(status)}"${selected(status, filter.status)}>${status || 'any'}</option>`).join('')}
           </select></label>
-          <label>Amount ≥ (cents)<br><input name="filter[amount][gte]" size="8" value="${escape(filter.amount?.gte)}"></label>
-          <label>Unshipped<br><select name="filter[shippedAt][isNull]">
+          <label>Amount ≥ (cents)<input name="filter[amount][gte]" size="8" value="${escape(filter.amount?.gte)}"></label>
+          <label>Unshipped<select name="filter[shippedAt][isNull]">
             <option value="">any</option><option value="true"${selected('true', filter.shippedAt?.isNull)}>only unshipped</option><option value="false"${selected('false', filter.shippedAt?.isNull)}>only shipped</option>
           </select></label>
-          <label>Search reference<br><input name="search" size="12" value="${escape(qs.search)}" placeholder="ORD-00042"></label>
-          <label>Sort<br><select name="sort">
-            ${SORTS.map(([value, label]) => `<option value="${value}"${selected(value, [qs.sort].flat().join(','))}>${label}</option>`).join('')}
+          <label>Search reference<input name="search" size="12" value="${escape(qs.search)}" placeholder="ORD-00042"></label>
+          <label>Sort<select name="sort">
+            ${SORTS.map(([value, label]) => `<option value="${escape(value)}"${selected(value, [qs.sort].flat().join(','))}>${escape(label)}</option>`).join('')}
           </select></label>
-          <label>Per page<br><input name="paginate[first]" size="4" value="${escape(qs.paginate?.first ?? 25)}"></label>
+          <label>Per page<input name="paginate[first]" size="4" value="${escape(qs.paginate?.first ?? 25)}"></label>
           <button>Apply</button>
         </form>
         <p>JSON: <a href="/pagination/orders?sort=-amount&amp;paginate[first]=5">/pagination/orders?sort=-amount&amp;paginate[first]=5</a></p>
-        <p><small>The table holds ${escape(orderCount().toLocaleString('en-US'))} orders. Start the demo with <code>DEMO_ORDERS=1000000 npm run demo</code> to walk a million (seeded once: 15 to 70 s and about 210 MB of SQLite); a blank field is no filter.</small></p>`
-      return layout('Keyset pagination', form + body)
+        <p><small>The table holds ${formatCount(orderCount())} orders (amounts in ${ORDER_CURRENCY}). Start the demo with <code>DEMO_ORDERS=1000000 npm run demo</code> to walk a million (seeded once: 15 to 70 s and about 210 MB of SQLite); a blank field is no filter.</small></p>`
+      return layout('Keyset pagination', form + body, '', '/pagination')
     })
   },
 }

@@ -1,5 +1,6 @@
 import type { DemoFeature } from './main.ts'
-import { layout } from './layout.ts'
+import { escapeHtml, layout } from './layout.ts'
+import { formatCount, formatDate, formatJson, formatMoney } from './format.ts'
 import {
   EFI_DEMO_HMAC,
   INFINITEPAY_DEMO_HANDLE,
@@ -9,10 +10,6 @@ import {
 } from './payments_state.ts'
 
 const results: { at: string; gateway: string; status: number; body: string }[] = []
-
-function escape(value: unknown) {
-  return String(value ?? '').replace(/[&<>"]/g, (char) => `&#${char.charCodeAt(0)};`)
-}
 
 /**
  * One realistic delivery per gateway (ids made unique per click).
@@ -147,11 +144,71 @@ function fakeSequence(n: string) {
   ].map(([type, data], index) => ({ id: `fake_${n}_${index}`, type, data }))
 }
 
-function table(rows: Record<string, unknown>[], columns: string[]) {
-  if (rows.length === 0) return '<p><em>none yet</em></p>'
-  return `<table><tr>${columns.map((column) => `<th>${column}</th>`).join('')}</tr>${rows
-    .map((row) => `<tr>${columns.map((column) => `<td>${escape(row[column])}</td>`).join('')}</tr>`)
-    .join('')}</table>`
+/** Rows the page shows of each table, newest first */
+const SHOWN_ROWS = 50
+
+/** A column: the row key, its heading, and how its cell reads (escaped text by default) */
+interface Column {
+  key: string
+  heading: string
+  /** How the cell reads (escaped text by default) */
+  cell?: (row: Record<string, any>) => string
+  /** How the column wraps: `num` and `time` never, `id` anywhere, `json` holds a <details> */
+  kind?: 'num' | 'time' | 'id' | 'json' | 'nowrap'
+}
+
+const text = (key: string, heading = key): Column => ({ key, heading })
+const id = (key: string, heading = key): Column => ({ key, heading, kind: 'id' })
+const num = (key: string, heading = key): Column => ({ key, heading, kind: 'num' })
+const date = (key: string, heading = key): Column => ({
+  key,
+  heading,
+  kind: 'time',
+  cell: (row) => formatDate(row[key]),
+})
+const money = (key: string, heading = key): Column => ({
+  key,
+  heading,
+  kind: 'num',
+  cell: (row) => formatMoney(row[key], row.currency),
+})
+const json = (key: string, heading = key): Column => ({
+  key,
+  heading,
+  kind: 'json',
+  cell: (row) => formatJson(row[key], 40),
+})
+const status = (key: string, heading = key): Column => ({
+  key,
+  heading,
+  kind: 'nowrap',
+  cell: (row) => {
+    const code = Number(row[key])
+    const tone =
+      code >= 400 || ['failed', 'rejected'].includes(row[key]) ? 'status-bad' : 'status-ok'
+    return `<span class="${tone}">${escapeHtml(row[key])}</span>`
+  },
+})
+
+function table(rows: Record<string, any>[], columns: Column[], total = rows.length) {
+  if (rows.length === 0) return '<p class="muted"><em>none yet</em></p>'
+  const caption =
+    total > rows.length
+      ? `${formatCount(rows.length)} of ${formatCount(total)} rows, newest first`
+      : `${formatCount(total)} ${total === 1 ? 'row' : 'rows'}, newest first`
+  return `<div class="table"><table><caption>${caption}</caption><thead><tr>${columns
+    .map(({ heading, kind }) => `<th class="${kind ?? ''}">${escapeHtml(heading)}</th>`)
+    .join('')}</tr></thead><tbody>${rows
+    .map(
+      (row) =>
+        `<tr>${columns
+          .map(
+            ({ key, cell, kind }) =>
+              `<td class="${kind ?? ''}">${cell ? cell(row) : escapeHtml(row[key])}</td>`
+          )
+          .join('')}</tr>`
+    )
+    .join('')}</tbody></table></div>`
 }
 
 /**
@@ -238,7 +295,14 @@ export const payments: DemoFeature = {
 
     router.get('/payments', async () => {
       const { default: db } = await import('@adonisjs/lucid/services/db')
-      const latest = (name: string) => db.from(name).orderBy('id', 'desc').limit(15)
+      // the newest rows of a table and how many it holds
+      const latest = async (name: string) => {
+        const [rows, [{ total }]] = await Promise.all([
+          db.from(name).orderBy('id', 'desc').limit(SHOWN_ROWS),
+          db.from(name).count('* as total'),
+        ])
+        return { rows, total: Number(total) }
+      }
       const [events, paymentsRows, refunds, disputes, subscriptions, audit] = await Promise.all([
         latest('billing_webhook_events'),
         latest('billing_payments'),
@@ -268,7 +332,7 @@ export const payments: DemoFeature = {
       const buttons = gateways
         .map(
           (gateway) =>
-            `<form method="post" action="/payments/demo/send/${gateway}" style="display:inline"><button>${label(gateway)}</button></form>`
+            `<form class="inline" method="post" action="/payments/demo/send/${escapeHtml(gateway)}"><button${gateway.includes('forged') ? ' class="secondary"' : ''}>${escapeHtml(label(gateway))}</button></form>`
         )
         .join(' ')
       return layout(
@@ -277,18 +341,88 @@ export const payments: DemoFeature = {
         <code>POST /payments/webhook/:provider</code> on this app. InfinitePay signs nothing:
         the app confirms each delivery through InfinitePay's payment check (here a stand-in
         route), so the forged one is answered 400.</p>
-        <p>${buttons}</p>
-        <h2>Responses</h2>${table(results, ['at', 'gateway', 'status', 'body'])}
-        <h2>Handlers saw</h2>${table(
-          handlerLog.map((entry) => ({ ...entry, data: JSON.stringify(entry.data) })),
-          ['at', 'provider', 'type', 'id', 'data']
+        <div class="toolbar">${buttons}</div>
+        <h2>Responses <small>(of the deliveries this page sent, the last 20)</small></h2>${table(results, [date('at'), text('gateway'), status('status'), json('body')])}
+        <h2>Handlers saw <small>(the last 30 events, since the demo started)</small></h2>${table(
+          handlerLog,
+          [date('at'), text('provider'), text('type'), id('id'), json('data')]
         )}
-        <h2>Ledger (billing_webhook_events)</h2>${table(events, ['id', 'provider', 'event_id', 'type', 'status', 'attempts', 'error'])}
-        <h2>billing_payments</h2>${table(paymentsRows, ['provider', 'payment_id', 'status', 'amount', 'refunded_amount', 'currency', 'external_reference'])}
-        <h2>billing_refunds</h2>${table(refunds, ['provider', 'refund_id', 'payment_id', 'amount'])}
-        <h2>billing_disputes</h2>${table(disputes, ['provider', 'dispute_id', 'payment_id', 'status', 'outcome', 'actionable_until'])}
-        <h2>billing_subscriptions</h2>${table(subscriptions, ['provider', 'subscription_id', 'status', 'canceled_at'])}
-        <h2>billing_audit_events</h2>${table(audit, ['provider', 'type', 'reason'])}`
+        <h2>Ledger <small>(billing_webhook_events)</small></h2>${table(
+          events.rows,
+          [
+            num('id'),
+            text('provider'),
+            id('event_id', 'event id'),
+            text('type'),
+            status('status'),
+            num('attempts'),
+            json('error'),
+            date('created_at', 'received'),
+          ],
+          events.total
+        )}
+        <h2>Payments <small>(billing_payments)</small></h2>${table(
+          paymentsRows.rows,
+          [
+            text('provider'),
+            id('payment_id', 'payment id'),
+            status('status'),
+            money('amount'),
+            money('refunded_amount', 'refunded'),
+            id('external_reference', 'reference'),
+            date('paid_at', 'paid at'),
+          ],
+          paymentsRows.total
+        )}
+        <h2>Refunds <small>(billing_refunds)</small></h2>${table(
+          refunds.rows,
+          [
+            text('provider'),
+            id('refund_id', 'refund id'),
+            id('payment_id', 'payment id'),
+            money('amount'),
+            date('created_at', 'recorded'),
+          ],
+          refunds.total
+        )}
+        <h2>Disputes <small>(billing_disputes)</small></h2>${table(
+          disputes.rows,
+          [
+            text('provider'),
+            id('dispute_id', 'dispute id'),
+            id('payment_id', 'payment id'),
+            text('status'),
+            text('outcome'),
+            money('amount'),
+            date('actionable_until', 'actionable until'),
+          ],
+          disputes.total
+        )}
+        <h2>Subscriptions <small>(billing_subscriptions)</small></h2>${table(
+          subscriptions.rows,
+          [
+            text('provider'),
+            id('subscription_id', 'subscription id'),
+            text('customer_id', 'customer'),
+            text('status'),
+            date('current_period_end', 'period ends'),
+            date('canceled_at', 'canceled at'),
+          ],
+          subscriptions.total
+        )}
+        <h2>Audit <small>(billing_audit_events)</small></h2>${table(
+          audit.rows,
+          [
+            text('provider'),
+            text('type'),
+            text('reason'),
+            num('occurrences'),
+            date('created_at', 'first seen'),
+          ],
+          audit.total
+        )}`,
+        '',
+        '/payments'
       )
     })
   },

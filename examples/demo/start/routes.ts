@@ -1,6 +1,9 @@
 import router from '@adonisjs/core/services/router'
 import { features } from '../features/main.ts'
-import { layout } from '../features/layout.ts'
+import { escapeHtml, layout } from '../features/layout.ts'
+import { assetRoutes } from '../features/assets.ts'
+
+assetRoutes(router)
 
 router.get('/', () =>
   layout(
@@ -9,7 +12,7 @@ router.get('/', () =>
     <ul class="features">${features
       .map(
         (feature) =>
-          `<li><a href="${feature.path}">${feature.title}</a><p>${feature.description}</p></li>`
+          `<li><a href="${escapeHtml(feature.path)}">${escapeHtml(feature.title)}</a><p>${escapeHtml(feature.description)}</p></li>`
       )
       .join('')}</ul>`
   )
