@@ -16,6 +16,7 @@ const DATABASE_FREE = [
   'tests/foundation/configure.spec.ts',
   'tests/foundation/install.spec.ts',
   'tests/collaboration/browser.spec.ts',
+  'tests/demo/**/*.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 
