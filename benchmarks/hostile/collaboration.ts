@@ -98,6 +98,8 @@ try {
     start('./lib/attacker.ts', [port, kind, String(PHASE_MS)])
   )
   const reports = attackers.map((attacker) => output(attacker, /^\{.*\}$/m))
+  // the attack (and the measured phase) starts once both clients have prepared it
+  await Promise.all(attackers.map((attacker) => output(attacker, /^READY$/m)))
   const attacked = await bystander(Number(port), PHASE_MS)
   const attackedServer = await sampleServer(server)
   const lines = await Promise.all(reports)

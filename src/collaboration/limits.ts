@@ -24,6 +24,11 @@ export interface CollaborationLimits {
   maxBufferedBytes: number
   /** Longest `authorize` may take at the handshake before the socket closes with 4503 */
   authorizeTimeoutMs: number
+  /**
+   * After a connection is closed for breaking a limit (4429, 4413), how long
+   * the same user's new upgrades are refused with HTTP 429, before any frame
+   */
+  abuseCooldownMs: number
 }
 
 const MiB = 1024 * 1024
@@ -43,6 +48,7 @@ export const DEFAULT_LIMITS: Readonly<CollaborationLimits> = Object.freeze({
   awarenessQueriesPerSecond: 2,
   maxBufferedBytes: 32 * MiB,
   authorizeTimeoutMs: 10_000,
+  abuseCooldownMs: 10_000,
 })
 
 const KEYS = Object.keys(DEFAULT_LIMITS) as (keyof CollaborationLimits)[]

@@ -13,6 +13,7 @@ import {
   serverCloseCode,
   setupHostileApp,
   updateMessage,
+  upgradeStatus,
   wsFrame,
 } from './collaboration_helpers.ts'
 
@@ -174,7 +175,8 @@ test.group('Hostile clients: writers', () => {
     assert,
   }) => {
     const { wsBase, bystander } = await setupHostileApp({
-      limits: { messagesPerSecond: 10, messageBurst: 100 },
+      // no cool-down to speak of: the budget alone is under test
+      limits: { messagesPerSecond: 10, messageBurst: 100, abuseCooldownMs: 1 },
     })
     const flood = async (count: number) => {
       const flooder = rawClient(`${wsBase}/flood/2?token=${tokenFor('flood/2', 'flooder')}`)
@@ -190,6 +192,28 @@ test.group('Hostile clients: writers', () => {
     assert.equal(await flood(1000), CLOSE_CODES.rateLimited)
     // 60 messages fit a fresh burst of 100, not what is left of the user's budget
     assert.equal(await flood(60), CLOSE_CODES.rateLimited)
+    assert.equal(await bystander(), '200 still here')
+  })
+
+  test('a user closed with 4429 is refused with HTTP 429 before any frame until the cool-down ends', async ({
+    assert,
+  }) => {
+    const { wsBase, bystander } = await setupHostileApp({
+      limits: { messagesPerSecond: 10, messageBurst: 100, abuseCooldownMs: 60_000 },
+    })
+    const flooder = rawClient(`${wsBase}/flood/3?token=${tokenFor('flood/3', 'flooder')}`)
+    await flooder.opened
+    const source = new Y.Doc()
+    source.on('update', (update: Uint8Array) => flooder.socket.send(updateMessage(update)))
+    const text = source.getText('content')
+    for (let index = 0; index < 1000 && flooder.socket.readyState === 1; index++) {
+      text.insert(text.length, 'x')
+    }
+    assert.equal((await flooder.closed).code, CLOSE_CODES.rateLimited)
+    const as = (user: string) => `${wsBase}/flood/3?token=${tokenFor('flood/3', user)}`
+    assert.equal(await upgradeStatus(as('flooder')), 429)
+    // other users are not punished for it
+    assert.equal(await upgradeStatus(as('someone-else')), 101)
     assert.equal(await bystander(), '200 still here')
   })
 

@@ -73,8 +73,36 @@ const MAX_TRACKED_USERS = 10_000
  */
 export class UserBudgets {
   #buckets = new Map<string, TokenBucket>()
+  /** Users closed for breaking a limit, and until when their upgrades are refused */
+  #cooldowns = new Map<string, number>()
 
-  constructor(readonly limits: Pick<CollaborationLimits, 'messagesPerSecond' | 'messageBurst'>) {}
+  constructor(
+    readonly limits: Pick<
+      CollaborationLimits,
+      'messagesPerSecond' | 'messageBurst' | 'abuseCooldownMs'
+    >
+  ) {}
+
+  /** Refuses the user's upgrades for `abuseCooldownMs` */
+  penalize(userId: string) {
+    this.#cooldowns.delete(userId)
+    if (this.#cooldowns.size >= MAX_TRACKED_USERS) {
+      this.#cooldowns.delete(this.#cooldowns.keys().next().value!)
+    }
+    this.#cooldowns.set(userId, performance.now() + this.limits.abuseCooldownMs)
+  }
+
+  /** Milliseconds left of the user's cool-down, 0 when none */
+  cooldownLeft(userId: string): number {
+    const until = this.#cooldowns.get(userId)
+    if (until === undefined) return 0
+    const left = until - performance.now()
+    if (left <= 0) {
+      this.#cooldowns.delete(userId)
+      return 0
+    }
+    return left
+  }
 
   for(userId: string): TokenBucket {
     let bucket = this.#buckets.get(userId)
@@ -119,11 +147,15 @@ export class SocketGuard {
    * `messages` is the user's budget (`UserBudgets`); without one, the
    * connection gets its own.
    */
+  #onPolicyClose?: () => void
+
   constructor(
     readonly socket: WebSocket,
     limits: CollaborationLimits,
-    messages?: TokenBucket
+    messages?: TokenBucket,
+    onPolicyClose?: () => void
   ) {
+    this.#onPolicyClose = onPolicyClose
     ;(socket as GuardedSocket)[GUARD] = this
     socket.on('error', onGuardedError)
     this.#messages = messages ?? new TokenBucket(limits.messagesPerSecond, limits.messageBurst)
@@ -196,6 +228,9 @@ export class SocketGuard {
     const socket = this.socket
     if (socket.readyState === 0 || socket.readyState === 1) {
       socket.close(code, reason)
+    }
+    if (code === CLOSE_CODES.rateLimited || code === CLOSE_CODES.tooLarge) {
+      this.#onPolicyClose?.()
     }
     if (code === CLOSE_CODES.rateLimited) {
       // a flooding client is not read any more: parsing its flood would cost

@@ -134,6 +134,17 @@ export class UpgradeHandler {
         'Missing, invalid or expired token for this document: request a new one'
       )
     }
+    // a user just closed for breaking a limit is refused before any frame:
+    // reconnecting must not buy another flood (or another 10 MB message)
+    const cooldown = this.#budgets.cooldownLeft(payload.userId)
+    if (cooldown > 0) {
+      return refuseUpgrade(
+        socket,
+        429,
+        'E_COLLAB_RATE_LIMITED',
+        `This user broke a collaboration limit; retry in ${Math.ceil(cooldown / 1000)} s`
+      )
+    }
     const context = payload.user
       ? { userId: payload.userId, user: payload.user }
       : { userId: payload.userId }
@@ -142,7 +153,8 @@ export class UpgradeHandler {
       const guard = new SocketGuard(
         ws,
         this.#target.config.limits,
-        this.#budgets.for(context.userId)
+        this.#budgets.for(context.userId),
+        () => this.#budgets.penalize(context.userId)
       )
       this.#accept(ws, guard, request, docName, context).catch((error) => {
         reportCollaborationError({ scope: 'authorize', operation: 'handshake', docName, error })
