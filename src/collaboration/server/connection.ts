@@ -67,9 +67,10 @@ export class TokenBucket {
 const MAX_TRACKED_USERS = 10_000
 
 /**
- * One message budget per user, shared by every connection the user opens:
- * a client closed with 4429 that reconnects at once finds its bucket as it
- * left it, instead of a fresh burst. Bounded (least recently seen first out).
+ * Per-user state that outlives a connection: one message budget shared by
+ * every connection the user opens (a client closed with 4429 that reconnects
+ * finds its bucket as it left it), and the cool-down after a limit was broken.
+ * Both maps are bounded (least recently seen first out).
  */
 export class UserBudgets {
   #buckets = new Map<string, TokenBucket>()
@@ -104,6 +105,7 @@ export class UserBudgets {
     return left
   }
 
+  /** The user's message budget, created full on first use */
   for(userId: string): TokenBucket {
     let bucket = this.#buckets.get(userId)
     if (bucket) {
