@@ -14,7 +14,15 @@ export default {
   timeoutFactor: 2,
   tempDirName: 'tmp/stryker',
   cleanTempDir: true,
-  ignorePatterns: ['tmp', 'build', 'coverage', 'reports', '*.tgz', 'examples/demo/tmp', 'examples/demo/.adonisjs'],
+  ignorePatterns: [
+    'tmp',
+    'build',
+    'coverage',
+    'reports',
+    '*.tgz',
+    'examples/demo/tmp',
+    'examples/demo/.adonisjs',
+  ],
   reporters: ['clear-text', 'progress'],
   clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
 }
