@@ -6,7 +6,6 @@
 import { relative } from 'node:path'
 import { Stryker } from '@stryker-mutator/core'
 import type { MutantResult, PartialStrykerOptions } from '@stryker-mutator/api/core'
-import base from '../stryker.config.mjs'
 
 interface Group {
   mutate: string[]
@@ -27,6 +26,13 @@ const GROUPS: Record<string, Group> = {
     mutate: ['src/collaboration/tokens.ts'],
     tests: ['tests/collaboration/config.spec.ts', 'tests/collaboration/routes.spec.ts'],
   },
+}
+
+/** The shared options; imported by URL because the config is plain JavaScript for Stryker's own CLI */
+const { default: base } = (await import(
+  new URL('../stryker.config.mjs', import.meta.url).href
+)) as {
+  default: PartialStrykerOptions
 }
 
 const requested = process.argv.slice(2)
