@@ -292,7 +292,7 @@ test.group('Money', () => {
 
   test('integerAmount reads only whole numbers in minor units', ({ assert }) => {
     assert.equal(integerAmount('700'), 700)
-    for (const value of ['1e3', 'abc', '12abc', 'x12', 1.5, '9007199254740993', null]) {
+    for (const value of ['1e3', 'abc', '12abc', 'x12', 1.5, '9007199254740993', null, [7]]) {
       assert.throws(
         () => integerAmount(value),
         `amount ${JSON.stringify(value)} is not an integer in minor units`
