@@ -31,6 +31,21 @@ test.group('Cursor primitives', () => {
     assert.isNull(decodeCursor(encodeCursor([1], { fingerprint: 'a' }), { fingerprint: 'b' }))
   })
 
+  test('decodeCursor reads a JSON null body as no cursor and accepts exactly MAX_CURSOR_LENGTH characters', ({
+    assert,
+  }) => {
+    const body = (json: string) => Buffer.from(json).toString('base64url')
+    assert.isNull(decodeCursor(body('null')))
+    assert.isNull(decodeCursor(''))
+    const valid = encodeCursor([1])
+    assert.deepEqual(decodeCursor(valid), [1])
+    // 1536 bytes of JSON are exactly MAX_CURSOR_LENGTH (2048) base64url characters
+    const longest = body(`{"v":[1],"x":"${'a'.repeat(1520)}"}`)
+    assert.lengthOf(longest, 2048)
+    assert.deepEqual(decodeCursor(longest), [1])
+    assert.isNull(decodeCursor(`${longest}A`))
+  })
+
   test('buildKeyset appends the primary key with the direction of the last sort column', ({
     assert,
   }) => {

@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import { readFile } from 'node:fs/promises'
 import { integerAmount, toMinorUnits } from '../../src/payments/money.ts'
+import { WebhookRejectedException } from '../../src/payments/errors.ts'
 import { MIGRATION_STUBS } from '../migration_stubs.ts'
 import { fakeEvent, paymentsApp } from './helpers.ts'
 
@@ -262,6 +263,41 @@ test.group('Money', () => {
     assert.equal(integerAmount('-700'), -700)
     assert.equal(integerAmount(-3), -3)
     assert.equal(toMinorUnits('12.50', 'BRL'), 1250)
+  })
+
+  test('toMinorUnits trims text, accepts trailing zeros and defaults to BRL', ({ assert }) => {
+    assert.equal(toMinorUnits(' 12.50 '), 1250)
+    assert.equal(toMinorUnits('12.500', 'BRL'), 1250)
+    assert.equal(toMinorUnits('7', 'jpy'), 7)
+  })
+
+  test('toMinorUnits rejects what is not a whole decimal number, naming it', ({ assert }) => {
+    const rejected = (value: unknown, currency?: string) => {
+      try {
+        toMinorUnits(value, currency)
+      } catch (error) {
+        assert.instanceOf(error, WebhookRejectedException)
+        return (error as Error).message
+      }
+      assert.fail(`${JSON.stringify(value)} was accepted`)
+    }
+    assert.equal(rejected('abc'), 'amount "abc" is not a decimal number')
+    assert.equal(rejected('x12.50'), 'amount "x12.50" is not a decimal number')
+    assert.equal(rejected('12.50x'), 'amount "12.50x" is not a decimal number')
+    assert.equal(rejected({ amount: 1 }), 'amount {"amount":1} is not a decimal number')
+    assert.equal(rejected('1.234'), 'amount 1.234 has more decimals than BRL allows')
+    assert.equal(rejected('1.5', 'jpy'), 'amount 1.5 has more decimals than JPY allows')
+    assert.equal(rejected('999999999999999.99'), 'amount 999999999999999.99 is too large')
+  })
+
+  test('integerAmount reads only whole numbers in minor units', ({ assert }) => {
+    assert.equal(integerAmount('700'), 700)
+    for (const value of ['1e3', 'abc', '12abc', 'x12', 1.5, '9007199254740993', null, [7]]) {
+      assert.throws(
+        () => integerAmount(value),
+        `amount ${JSON.stringify(value)} is not an integer in minor units`
+      )
+    }
   })
 
   test('a negative amount is stored as delivered, never flipped', async ({ assert }) => {
