@@ -20,9 +20,7 @@ export class AgentUnauthenticatedException extends AtriumException {
   static status = 401
   static code = 'E_AGENT_UNAUTHENTICATED'
 
-  constructor(message = 'No actor could be resolved for this request') {
-    super(message, { status: 401, code: 'E_AGENT_UNAUTHENTICATED' })
-  }
+  static message = 'No actor could be resolved for this request'
 }
 
 /**

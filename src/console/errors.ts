@@ -7,10 +7,6 @@ import { AtriumException } from '../shared/errors.ts'
 export class ConsoleConfigException extends AtriumException {
   static status = 500
   static code = 'E_CONSOLE_CONFIG'
-
-  constructor(message: string) {
-    super(message, { status: 500, code: 'E_CONSOLE_CONFIG' })
-  }
 }
 
 /**
@@ -21,9 +17,7 @@ export class ConsoleUnauthenticatedException extends AtriumException {
   static status = 401
   static code = 'E_CONSOLE_UNAUTHENTICATED'
 
-  constructor(message = 'Authentication required') {
-    super(message, { status: 401, code: 'E_CONSOLE_UNAUTHENTICATED' })
-  }
+  static message = 'Authentication required'
 }
 
 /**
@@ -34,9 +28,7 @@ export class ConsoleForbiddenException extends AtriumException {
   static status = 403
   static code = 'E_CONSOLE_FORBIDDEN'
 
-  constructor(message = 'Not allowed') {
-    super(message, { status: 403, code: 'E_CONSOLE_FORBIDDEN' })
-  }
+  static message = 'Not allowed'
 }
 
 /**
@@ -45,10 +37,6 @@ export class ConsoleForbiddenException extends AtriumException {
 export class ConsoleNotFoundException extends AtriumException {
   static status = 404
   static code = 'E_CONSOLE_NOT_FOUND'
-
-  constructor(message: string) {
-    super(message, { status: 404, code: 'E_CONSOLE_NOT_FOUND' })
-  }
 }
 
 /**

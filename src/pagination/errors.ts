@@ -39,9 +39,6 @@ export class KeysetAdapterException extends AtriumException {
 export class PaginationConfigException extends AtriumException {
   static status = 500
   static code = 'E_PAGINATION_CONFIG'
-  constructor(message: string) {
-    super(message, { status: 500, code: 'E_PAGINATION_CONFIG' })
-  }
 }
 
 export const E_PAGINATION_INVALID_QUERY = InvalidPaginationQueryException

@@ -34,10 +34,6 @@ export class WebhookRejectedException extends AtriumException {
 export class WebhookTooLargeException extends AtriumException {
   static status = 413
   static code = 'E_WEBHOOK_TOO_LARGE'
-
-  constructor(message: string) {
-    super(message, { status: 413, code: 'E_WEBHOOK_TOO_LARGE' })
-  }
 }
 
 /**
