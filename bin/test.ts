@@ -16,7 +16,14 @@ const DATABASE_FREE = [
   'tests/foundation/configure.spec.ts',
   'tests/foundation/install.spec.ts',
   'tests/collaboration/browser.spec.ts',
+  'tests/collaboration/hosted_worker.spec.ts',
+  'tests/pagination/cursor_edges.spec.ts',
+  'tests/payments/driver_verification.spec.ts',
+  'tests/collaboration/token_edges.spec.ts',
+  'tests/collaboration/client*.spec.ts',
   'tests/demo/**/*.spec.ts',
+  'tests/payments/mapping_b.spec.ts',
+  'tests/payments/paypal.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 

@@ -1,5 +1,6 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { DASHBOARD_PATHS, WEBHOOK_CREATORS } from '../src/payments/endpoint_creators/registry.ts'
 
 /** Widest line of the Events column */
 const EVENTS_WIDTH = 48
@@ -35,13 +36,14 @@ export function wrapList(names: string[], width: number) {
 
 /**
  * Prints the webhook URL and the events to subscribe to for each configured
- * provider; `--create` registers the endpoint through Stripe's API and
- * prints the signing secret it returns.
+ * provider; `--create` registers the endpoint through the gateway's API
+ * (Stripe, Paddle, Polar, Dodo Payments, PayPal, Mollie) and prints what
+ * verifies its deliveries (a signing secret, or PayPal's webhook id).
  */
 export default class PaymentsWebhook extends BaseCommand {
   static commandName = 'payments:webhook'
   static description =
-    'Show the webhook URL and events of each payment provider, or create the Stripe endpoint'
+    'Show the webhook URL and events of each payment provider, or create an endpoint through the gateway API'
   static options: CommandOptions = { startApp: true }
 
   @flags.string({
@@ -52,7 +54,10 @@ export default class PaymentsWebhook extends BaseCommand {
   @flags.string({ description: 'Alias of --url' })
   declare baseUrl?: string
 
-  @flags.boolean({ description: 'Create the endpoint through the gateway API (Stripe)' })
+  @flags.boolean({
+    description:
+      'Create the endpoint through the gateway API (Stripe, Square, Lemon Squeezy, Paddle, Polar, Dodo Payments, PayPal, Mollie)',
+  })
   declare create?: boolean
 
   @flags.string({ description: 'Provider to create the endpoint for', default: 'stripe' })
@@ -66,10 +71,24 @@ export default class PaymentsWebhook extends BaseCommand {
 
     if (this.create) {
       const driver = manager.drivers.get(this.provider)
+      const creator = driver ? WEBHOOK_CREATORS[driver.name] : undefined
+      if (driver && creator) {
+        const outcome = await creator(driver, this.provider, urlOf(this.provider))
+        if (!outcome.ok) {
+          this.exitCode = 1
+          this.logger.error(outcome.error)
+          return
+        }
+        this.logger.success(outcome.success)
+        for (const line of outcome.lines) this.logger.info(line)
+        return
+      }
       if (!driver || driver.name !== 'stripe') {
         this.exitCode = 1
+        const dashboard = driver && DASHBOARD_PATHS[driver.name]
+        const creators = ['stripe', ...Object.keys(WEBHOOK_CREATORS)].join(', ')
         this.logger.error(
-          `--create works for a provider using the stripe driver; "${this.provider}" is ${driver ? `a ${driver.name} provider` : 'not configured'}. Create its webhook in the gateway's dashboard with the URL "payments:webhook" prints`
+          `--create works for providers whose gateway API creates endpoints (${creators}); "${this.provider}" is ${driver ? `a ${driver.name} provider` : 'not configured'}. Create its webhook in ${dashboard ?? "the gateway's dashboard"} with the URL "payments:webhook" prints`
         )
         return
       }
@@ -92,6 +111,13 @@ export default class PaymentsWebhook extends BaseCommand {
       return
     }
 
+    this.#table(manager, urlOf)
+  }
+
+  #table(
+    manager: import('../src/payments/manager.ts').PaymentsManager,
+    urlOf: (name: string) => string
+  ) {
     const table = this.ui.table()
     table.head(['Provider', 'Driver', 'Verification', 'URL', 'Events'])
     for (const [name, driver] of manager.drivers) {

@@ -52,7 +52,12 @@ export default class AgentProvider {
     const config = await this.#config()
     await config.store.assertReady()
     const { registerAgentRoutes } = await import('../src/agent/http/routes.ts')
-    registerAgentRoutes(await this.app.container.make('router'), config)
+    const router = await this.app.container.make('router')
+    registerAgentRoutes(router, config)
+    if (config.dashboard) {
+      const { registerDashboardRoutes } = await import('../src/agent/http/dashboard.ts')
+      registerDashboardRoutes(router, config.dashboard)
+    }
     this.#manager = await this.app.container.make('atrium.agent')
   }
 

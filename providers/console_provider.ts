@@ -49,16 +49,16 @@ export default class ConsoleProvider {
     this.#manager = manager
     if (config.registerRequestMiddleware) {
       const watcher = manager.requestWatcher
+      class ConsoleRequestMiddleware {
+        handle(...args: Parameters<typeof watcher.handle>) {
+          return watcher.handle(...args)
+        }
+      }
+      // one instance for the app's life: the container does not build it per request
+      const instance = new ConsoleRequestMiddleware()
+      this.app.container.singleton(ConsoleRequestMiddleware, () => instance)
       const server = await this.app.container.make('server')
-      server.use([
-        async () => ({
-          default: class ConsoleRequestMiddleware {
-            handle(...args: Parameters<typeof watcher.handle>) {
-              return watcher.handle(...args)
-            }
-          },
-        }),
-      ])
+      server.use([async () => ({ default: ConsoleRequestMiddleware })])
     }
     const { registerConsoleRoutes } = await import('../src/console/http/routes.ts')
     registerConsoleRoutes(await this.app.container.make('router'), manager)

@@ -9,22 +9,157 @@ import type { MutantResult, PartialStrykerOptions } from '@stryker-mutator/api/c
 
 interface Group {
   mutate: string[]
-  tests: string[]
+  /**
+   * Database-free spec files, run first with scripts/mutation_nodb_runner.ts
+   * (no app, no database): a mutant they kill never pays for `tests`
+   */
+  nodbTests?: string[]
+  /** Spec files run through bin/test.ts on SQLite */
+  tests?: string[]
 }
 
-/** Modules where a silent bug costs money or data, each with the specs that exercise it */
+/**
+ * Modules where a silent bug costs money or data, each with the specs that
+ * exercise it. A `file:from-to` entry mutates only those lines (the
+ * drivers' signature checks). docs/testing.md lists which groups were run.
+ */
+const PAYMENTS_WEBHOOK_SPECS = [
+  'tests/payments/gateways.spec.ts',
+  'tests/payments/independent_signatures.spec.ts',
+  'tests/hostile/payments_forgery.spec.ts',
+]
 const GROUPS: Record<string, Group> = {
-  money: {
+  'money': {
     mutate: ['src/payments/money.ts'],
     tests: ['tests/payments/billing.spec.ts'],
   },
-  cursor: {
+  'drivers-b': {
+    mutate: [
+      'src/payments/drivers/paddle.ts',
+      'src/payments/drivers/polar.ts',
+      'src/payments/drivers/dodopayments.ts',
+      'src/payments/drivers/standard_webhooks.ts',
+      'src/payments/drivers/paypal.ts',
+      'src/payments/drivers/paypal_certificates.ts',
+      'src/payments/drivers/mollie.ts',
+    ],
+    nodbTests: ['tests/payments/mapping_b.spec.ts', 'tests/payments/paypal.spec.ts'],
+    tests: ['tests/payments/gateways_b.spec.ts'],
+  },
+  'cursor': {
     mutate: ['src/pagination/cursor.ts'],
+    nodbTests: ['tests/pagination/cursor_edges.spec.ts'],
     tests: ['tests/pagination/cursor.spec.ts', 'tests/pagination/errors.spec.ts'],
   },
-  tokens: {
+  'tokens': {
     mutate: ['src/collaboration/tokens.ts'],
+    nodbTests: ['tests/collaboration/token_edges.spec.ts'],
     tests: ['tests/collaboration/config.spec.ts', 'tests/collaboration/routes.spec.ts'],
+  },
+  // The secret, signing and verification lines of tokens.ts (without URLs and issuing)
+  'tokens-signing': {
+    mutate: ['src/collaboration/tokens.ts:28-148'],
+    nodbTests: ['tests/collaboration/token_edges.spec.ts'],
+    tests: ['tests/collaboration/config.spec.ts'],
+  },
+  // Every driver's signature check: the lines between the request and the parsed body
+  'drivers-verify': {
+    mutate: [
+      'src/payments/drivers/helpers.ts:1-47',
+      'src/payments/drivers/abacatepay.ts:41-57',
+      'src/payments/drivers/asaas.ts:59-70',
+      'src/payments/drivers/woovi.ts:24-31',
+      'src/payments/drivers/woovi.ts:52-84',
+      'src/payments/drivers/pagbank.ts:134-168',
+      'src/payments/drivers/efi.ts:46-52',
+      'src/payments/drivers/fake.ts:31-43',
+      'src/payments/drivers/stripe.ts:65-83',
+      'src/payments/drivers/adyen.ts:24-47',
+      'src/payments/drivers/adyen.ts:89-110',
+    ],
+    nodbTests: ['tests/payments/driver_verification.spec.ts'],
+  },
+  // What each driver maps a verified delivery to
+  'drivers-stripe-adyen': {
+    mutate: ['src/payments/drivers/stripe.ts', 'src/payments/drivers/adyen.ts'],
+    tests: [...PAYMENTS_WEBHOOK_SPECS, 'tests/payments/mapping.spec.ts'],
+  },
+  'drivers-abacatepay-asaas-efi': {
+    mutate: [
+      'src/payments/drivers/abacatepay.ts',
+      'src/payments/drivers/asaas.ts',
+      'src/payments/drivers/efi.ts',
+    ],
+    tests: [...PAYMENTS_WEBHOOK_SPECS, 'tests/payments/mapping.spec.ts'],
+  },
+  'drivers-woovi-pagbank': {
+    mutate: ['src/payments/drivers/woovi.ts', 'src/payments/drivers/pagbank.ts'],
+    tests: [...PAYMENTS_WEBHOOK_SPECS, 'tests/payments/mapping.spec.ts'],
+  },
+  'drivers-infinitepay-fake': {
+    mutate: ['src/payments/drivers/infinitepay.ts', 'src/payments/drivers/fake.ts'],
+    tests: [...PAYMENTS_WEBHOOK_SPECS, 'tests/payments/mapping.spec.ts'],
+  },
+  // The ledger's claim and reclaim: exactly-once delivery to handlers
+  'ledger-claim': {
+    mutate: ['src/payments/store.ts:79-148'],
+    tests: [
+      'tests/payments/concurrency.spec.ts',
+      'tests/payments/processing.spec.ts',
+      'tests/payments/batching.spec.ts',
+    ],
+  },
+  'ledger': {
+    mutate: ['src/payments/store.ts', 'src/payments/ledger/**/*.ts'],
+    tests: [
+      'tests/payments/concurrency.spec.ts',
+      'tests/payments/processing.spec.ts',
+      'tests/payments/batching.spec.ts',
+      'tests/payments/boot.spec.ts',
+      'tests/payments/commands.spec.ts',
+    ],
+  },
+  'billing': {
+    mutate: ['src/payments/billing/*.ts'],
+    tests: [
+      'tests/payments/billing.spec.ts',
+      'tests/payments/ordering.spec.ts',
+      'tests/payments/processing.spec.ts',
+      'tests/payments/concurrency.spec.ts',
+    ],
+  },
+  // Engine tests live in their own files; the Yjs engine's code is another owner's
+  'engine': {
+    mutate: ['src/collaboration/engines/yjs/*.ts'],
+    tests: [
+      'tests/collaboration/server.spec.ts',
+      'tests/collaboration/durability.spec.ts',
+      'tests/hostile/collaboration_storage.spec.ts',
+      'tests/hostile/collaboration_socket.spec.ts',
+      'tests/hostile/collaboration_awareness.spec.ts',
+    ],
+  },
+  'pagination-input': {
+    mutate: ['src/pagination/input.ts'],
+    tests: [
+      'tests/pagination/filter_runner.spec.ts',
+      'tests/pagination/errors.spec.ts',
+      'tests/hostile/pagination_fuzz.spec.ts',
+    ],
+  },
+  'keyset': {
+    mutate: [
+      'src/pagination/keyset.ts',
+      'src/pagination/keyset_page.ts',
+      'src/pagination/filter_runner.ts',
+    ],
+    tests: [
+      'tests/pagination/keyset_walk.spec.ts',
+      'tests/pagination/segments.spec.ts',
+      'tests/pagination/seams.spec.ts',
+      'tests/pagination/filter_runner.spec.ts',
+      'tests/pagination/errors.spec.ts',
+    ],
   },
 }
 
@@ -46,11 +181,24 @@ process.env.DB = 'sqlite'
 const summary: string[] = []
 for (const name of requested.length ? requested : Object.keys(GROUPS)) {
   const group = GROUPS[name]
-  const files = group.tests.map((file) => `--files=${file}`).join(' ')
+  const run = (runner: string, specs?: string[]) =>
+    specs?.length
+      ? `"${process.execPath}" --import=@poppinss/ts-exec ${runner} ${specs.map((file) => `--files=${file}`).join(' ')}`
+      : null
+  // node itself (the one npm runs) instead of npm in front: one process less per mutant
+  const command = [
+    run('scripts/mutation_nodb_runner.ts', group.nodbTests),
+    run('bin/test.ts', group.tests),
+  ]
+    .filter(Boolean)
+    .join(' && ')
   const options: PartialStrykerOptions = {
     ...base,
+    // a sandbox per group, so two groups can run side by side (each with MUTATION_CONCURRENCY=1)
+    tempDirName: `tmp/stryker-${name}`,
+    concurrency: Number(process.env.MUTATION_CONCURRENCY) || base.concurrency,
     mutate: group.mutate,
-    commandRunner: { command: `npm test -- ${files}` },
+    commandRunner: { command },
   }
   const started = Date.now()
   const results: MutantResult[] = await new Stryker(options).runMutationTest()

@@ -1,113 +1,49 @@
 /**
  * Atrium's collaboration server against @y/websocket-server and
- * @hocuspocus/server, same load on loopback, each server in its own process.
- * `COLLAB_BENCH=hot,typing,docs,memory,awareness,sync` picks scenarios.
+ * @hocuspocus/server, same load on loopback, each server in its own process,
+ * every scenario repeated `COLLAB_REPEATS` (3) times, interleaved.
+ * `COLLAB_BENCH=hot,typing,docs,memory,awareness,sync` picks scenarios,
+ * `COLLAB_SERVERS=atrium,hocuspocus` the servers.
  */
+import { readdir } from 'node:fs/promises'
 import * as Y from 'yjs'
-import { figure, percentile, printTable } from '../lib/report.ts'
+import { STARTUP, summarizeProfile } from './lib/profile.ts'
+import { closeAll, drive } from './lib/drive.ts'
+import { figure, percentile } from '../lib/report.ts'
+import { printResults, record, startRun } from './lib/results.ts'
+import { checkHocuspocusWire } from './lib/wire_check.ts'
 import {
   SERVER_KINDS,
   connectMany,
   now,
   sleep,
   startServer,
-  type BenchClient,
   type RunningServer,
   type ServerKind,
+  type ServerStats,
 } from './lib/harness.ts'
 
 const selected = new Set(
   (process.env.COLLAB_BENCH ?? 'hot,typing,docs,memory,awareness,sync').split(',')
 )
-type Results = Record<string, Partial<Record<ServerKind, number>>>
-const results: Results = {}
-const direction: Record<string, 'higher' | 'lower'> = {}
-
-function record(name: string, kind: ServerKind, value: number, better: 'higher' | 'lower') {
-  results[name] ??= {}
-  results[name][kind] = value
-  direction[name] = better
-}
+const repeats = Number(process.env.COLLAB_REPEATS ?? 3)
+const kinds = SERVER_KINDS.filter((kind) =>
+  (process.env.COLLAB_SERVERS ?? SERVER_KINDS.join(',')).split(',').includes(kind)
+)
 
 async function withServer<T>(
   kind: ServerKind,
   run: (server: RunningServer) => Promise<T>,
   mode = 'storage'
 ) {
+  const load = startRun()
+  console.log(`  [${kind}, load ${load.toFixed(2)}]`)
   const server = await startServer(kind, mode)
   try {
     return await run(server)
   } finally {
     await server.stop()
   }
-}
-
-/**
- * Writers set their own map key to a timestamp; observers measure how long
- * each value took to arrive. Returns latencies (ms) and the achieved rate.
- */
-async function drive(
-  clients: BenchClient[],
-  observers: BenchClient[],
-  rate: number,
-  durationMs: number,
-  warmupMs = 500
-) {
-  const latencies: number[] = []
-  let measuring = false
-  const handlers = observers.map((observer) => {
-    const map = observer.doc.getMap('m')
-    const handler = (event: Y.YMapEvent<unknown>) => {
-      if (!measuring) {
-        return
-      }
-      const at = now()
-      for (const key of event.keysChanged) {
-        const value = map.get(key)
-        if (typeof value === 'number') {
-          latencies.push(at - value)
-        }
-      }
-    }
-    map.observe(handler)
-    return () => map.unobserve(handler)
-  })
-  const keys = clients.map((_, index) => `w${index}`)
-  let sent = 0
-  let cursor = 0
-  const start = now()
-  let measuredSent = 0
-  let measureStart = 0
-  await new Promise<void>((resolve) => {
-    const timer = setInterval(() => {
-      const elapsed = now() - start
-      if (!measuring && elapsed >= warmupMs) {
-        measuring = true
-        measureStart = now()
-        measuredSent = sent
-      }
-      const due = Math.floor((rate * elapsed) / 1000) - sent
-      for (let index = 0; index < due; index++) {
-        const client = clients[cursor]
-        client.doc.getMap('m').set(keys[cursor], now())
-        cursor = (cursor + 1) % clients.length
-        sent++
-      }
-      if (elapsed >= warmupMs + durationMs) {
-        clearInterval(timer)
-        resolve()
-      }
-    }, 5)
-  })
-  const achieved = ((sent - measuredSent) * 1000) / (now() - measureStart)
-  await sleep(300)
-  measuring = false
-  handlers.forEach((off) => off())
-  return { latencies, achieved }
-}
-
-function closeAll(clients: BenchClient[]) {
-  clients.forEach((client) => client.close())
 }
 
 async function hotDocument(kind: ServerKind) {
@@ -119,21 +55,66 @@ async function hotDocument(kind: ServerKind) {
       (index) => ({ observe: index < 5 })
     )
     let best = 0
-    for (const rate of [200, 400, 800, 1200, 1600, 2400, 3200, 4800, 6400, 8000, 9600, 12_800]) {
+    let cpuAtBest = 0
+    for (const rate of RAMP) {
+      const before = await server.stats()
       const { latencies, achieved } = await drive(clients, clients.slice(0, 5), rate, 2000)
+      const after = await server.stats()
+      const cpu = cpuPercent(before, after)
       const p99 = percentile(latencies, 99)
+      const open = clients.filter((client) => client.socket.readyState === 1).length
       console.log(
-        `  ${kind.padEnd(12)} ${String(rate).padStart(6)} updates/s offered: p99 ${figure(p99, ' ms')}, achieved ${figure(achieved)}`
+        `  ${kind.padEnd(12)} ${String(rate).padStart(6)} updates/s offered: p99 ${figure(p99, ' ms')}, achieved ${figure(achieved)}, server CPU ${figure(cpu, '%')}, ${open} clients connected`
       )
-      if (!(p99 <= 100) || achieved < rate * 0.9) {
+      if (!(p99 <= 100) || achieved < rate * 0.9 || open < clients.length) {
+        if (achieved < rate * 0.9) {
+          console.log(`  ${kind.padEnd(12)} stopped: the clients could not offer ${rate}/s`)
+        }
         break
       }
+      cpuAtBest = cpu
       best = achieved
       await sleep(300)
     }
+    await sleep(300)
+    // server CPU per update at one fixed offered rate: what the ramp's outcome
+    // rests on, and far less sensitive than latency to other load on the machine
+    const before = await server.stats()
+    const fixed = await drive(clients, clients.slice(0, 5), FIXED_RATE, 3000)
+    const after = await server.stats()
+    const cpuMicros = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system
+    // a server that dropped clients did less work: no figure then
+    const connected = clients.every((client) => client.socket.readyState === 1)
+    const perUpdate = connected ? cpuMicros / fixed.sent : Number.NaN
+    console.log(
+      `  ${kind.padEnd(12)} ${FIXED_RATE} updates/s offered (achieved ${figure(fixed.achieved)}): ${figure(perUpdate, ' µs')} server CPU per update${connected ? '' : ' (clients were disconnected: no figure)'}`
+    )
+    record(
+      `hot doc at ${FIXED_RATE.toLocaleString('en-US')}/s offered: server CPU µs per update`,
+      kind,
+      perUpdate,
+      'lower'
+    )
+    record(
+      'hot doc: updates/s one core of server CPU sustains (1e6 / µs per update)',
+      kind,
+      1e6 / perUpdate,
+      'higher'
+    )
     closeAll(clients)
     record('hot doc, 100 writers: updates/s before p99 > 100 ms', kind, best, 'higher')
+    record('hot doc: server CPU (%) at that rate', kind, cpuAtBest, 'lower')
   })
+}
+
+/** Offered rate of the fixed-rate CPU measure, updates/s */
+const FIXED_RATE = 3200
+/** Offered rates of the hot-document ramp, updates/s */
+const RAMP = [400, 800, 1600, 2400, 3200, 4800, 6400, 8000, 9600, 11_200, 12_800, 16_000, 19_200]
+
+function cpuPercent(before: ServerStats, after: ServerStats) {
+  const used = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system
+  return (used / 1000 / (after.at - before.at)) * 100
 }
 
 async function typing(kind: ServerKind, count: number, docs = 1) {
@@ -200,7 +181,28 @@ async function memory(kind: ServerKind) {
 
 async function awareness(kind: ServerKind) {
   return withServer(kind, async (server) => {
-    const clients = await connectMany(server, 100, () => 'presence')
+    const latencies: number[] = []
+    let measuring = false
+    // 10 observers time every state they receive (each state carries its send time)
+    const clients = await connectMany(
+      server,
+      100,
+      () => 'presence',
+      (index) =>
+        index < 10
+          ? {
+              onAwareness: ({ state }) => {
+                if (measuring && state !== 'null') {
+                  const sent = (JSON.parse(state) as { t?: number }).t
+                  if (typeof sent === 'number') {
+                    latencies.push(now() - sent)
+                  }
+                }
+              },
+            }
+          : {}
+    )
+    measuring = true
     const seconds = 8
     const start = await server.stats()
     for (let second = 0; second < seconds; second++) {
@@ -211,6 +213,7 @@ async function awareness(kind: ServerKind) {
             client.sendAwareness(client.doc.clientID, second + 1, {
               user: { name: `User ${index}`, color: '#30bced' },
               cursor: { anchor: index * 3 + second, head: index * 3 + second + 2 },
+              t: now(),
             }),
           (index * 10) % 1000
         )
@@ -218,8 +221,21 @@ async function awareness(kind: ServerKind) {
       await sleep(Math.max(0, 1000 - (now() - tick)))
     }
     await sleep(200)
+    measuring = false
     const end = await server.stats()
     closeAll(clients)
+    record(
+      'awareness 1 Hz from 100 clients: delivery p50 (ms)',
+      kind,
+      percentile(latencies, 50),
+      'lower'
+    )
+    record(
+      'awareness 1 Hz from 100 clients: delivery p99 (ms)',
+      kind,
+      percentile(latencies, 99),
+      'lower'
+    )
     const cpuMs = (end.cpu.user + end.cpu.system - start.cpu.user - start.cpu.system) / 1000
     record(
       'awareness 1 Hz from 100 clients: server CPU (%)',
@@ -280,59 +296,90 @@ async function syncLarge(kind: ServerKind, state: Uint8Array) {
   })
 }
 
-if (selected.has('hot')) {
-  console.log('\nOne hot document, 100 writing clients, offered rate stepped up:')
-  for (const kind of SERVER_KINDS) {
-    await hotDocument(kind)
-  }
+if (kinds.includes('hocuspocus')) {
+  const frames = await checkHocuspocusWire()
+  console.log(
+    `Hocuspocus client: ${frames} frames byte for byte identical to @hocuspocus/provider's`
+  )
 }
-if (selected.has('typing')) {
-  for (const count of [10, 100, 300]) {
-    for (const kind of SERVER_KINDS) {
-      await typing(kind, count)
+
+/** Runs a scenario `repeats` times, the servers interleaved: A, H, Y, A, H, Y, ... */
+async function interleaved(run: (kind: ServerKind) => Promise<void>) {
+  for (let repeat = 1; repeat <= repeats; repeat++) {
+    console.log(` repeat ${repeat}/${repeats}`)
+    for (const kind of kinds) {
+      await run(kind)
     }
   }
 }
-if (selected.has('docs')) {
-  for (const kind of SERVER_KINDS) {
-    await typing(kind, 300, 100)
+
+/**
+ * `COLLAB_BENCH=profile`: Atrium under the hot-document load at a fixed rate
+ * (`COLLAB_PROFILE_RATE`, 6,400/s), profiled, its CPU time split by stage.
+ */
+async function profileHot() {
+  const rate = Number(process.env.COLLAB_PROFILE_RATE ?? 6400)
+  const directory = `tmp/collab-profile-${process.pid}`
+  process.env.COLLAB_CPU_PROF = 'atrium'
+  process.env.COLLAB_CPU_PROF_DIR = directory
+  await withServer('atrium', async (server) => {
+    const clients = await connectMany(
+      server,
+      100,
+      () => 'hot',
+      (index) => ({ observe: index < 5 })
+    )
+    const { latencies, achieved } = await drive(clients, clients.slice(0, 5), rate, 8000)
+    console.log(
+      `  atrium ${rate} updates/s offered for 8 s: p99 ${figure(percentile(latencies, 99), ' ms')}, achieved ${figure(achieved)}`
+    )
+    closeAll(clients)
+  })
+  const entries = await readdir(directory)
+  const files = entries.filter((file) => file.endsWith('.cpuprofile'))
+  const main = files.sort()[0]
+  const { busyMs, stages } = summarizeProfile(`${directory}/${main}`)
+  console.log(
+    `\nAtrium server CPU by stage (${figure(busyMs)} ms busy after start-up, profile ${directory}/${main}):`
+  )
+  for (const [stage, micros] of stages) {
+    if (stage !== 'idle' && stage !== STARTUP) {
+      console.log(`  ${((micros / 1000 / busyMs) * 100).toFixed(1).padStart(5)}%  ${stage}`)
+    }
   }
+}
+
+if (selected.has('profile')) {
+  console.log('\nProfile of Atrium on one hot document, 100 writers:')
+  await profileHot()
+}
+if (selected.has('hot')) {
+  console.log('\nOne hot document, 100 writing clients, offered rate stepped up:')
+  await interleaved(hotDocument)
+}
+if (selected.has('typing')) {
+  for (const count of [10, 100, 300]) {
+    console.log(`\n${count} typing clients on one document:`)
+    await interleaved((kind) => typing(kind, count))
+  }
+}
+if (selected.has('docs')) {
+  console.log('\n300 typing clients over 100 documents:')
+  await interleaved((kind) => typing(kind, 300, 100))
 }
 if (selected.has('memory')) {
-  for (const kind of SERVER_KINDS) {
-    await memory(kind)
-  }
+  console.log('\nMemory:')
+  await interleaved(memory)
 }
 if (selected.has('awareness')) {
-  for (const kind of SERVER_KINDS) {
-    await awareness(kind)
-  }
+  console.log('\nAwareness at 1 Hz from 100 clients:')
+  await interleaved(awareness)
 }
 if (selected.has('sync')) {
   const state = bigDocument()
   console.log(`\nLarge document: ${figure(state.byteLength / 1024, ' KB')} of state`)
-  for (const kind of SERVER_KINDS) {
-    await syncLarge(kind, state)
-  }
+  await interleaved((kind) => syncLarge(kind, state))
 }
 
-const ratio = (value?: number, anchor?: number) =>
-  value === undefined || anchor === undefined || anchor === 0
-    ? value === 0 && anchor === 0
-      ? '1.00x'
-      : 'n/a'
-    : `${(value / anchor).toFixed(2)}x`
-
-printTable(
-  'Collaboration server: Atrium vs @y/websocket-server vs @hocuspocus/server (loopback)',
-  Object.entries(results).map(([name, values]) => ({
-    'figure': name,
-    'better': direction[name],
-    'atrium': figure(values.atrium ?? Number.NaN),
-    'y-websocket': figure(values['y-websocket'] ?? Number.NaN),
-    'hocuspocus': figure(values.hocuspocus ?? Number.NaN),
-    'atrium / y-ws': ratio(values.atrium, values['y-websocket']),
-    'atrium / hocus': ratio(values.atrium, values.hocuspocus),
-  }))
-)
+printResults()
 process.exit(0)

@@ -5,6 +5,12 @@
  * store) and
  * one with `enabled: false`. Rounds alternate off/on so drift hits both; a
  * child process generates the load over keep-alive sockets on loopback.
+ *
+ * Besides throughput and latency it prints the server's CPU time per request
+ * (the main thread, and the whole process including the console's SQLite
+ * writer thread), measured around each round; the recording side's round
+ * includes the flush of what it recorded. On a shared machine CPU time per
+ * request moves less with other load than throughput does.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -41,6 +47,8 @@ async function boot(which: Dialect, directory: string, recording: boolean) {
       console: defineConfig({
         enabled: recording,
         watchers: [watchers.queries(), watchers.logs()],
+        // measure the cost of recording, not of pausing it under the load
+        overloadProtection: false,
       }),
       logger: {
         default: 'app',
@@ -76,6 +84,7 @@ const rows: Record<string, string>[] = []
 for (const which of dialects) {
   const directory = await mkdtemp(join(tmpdir(), 'atrium-bench-console-'))
   const totals = { off: [] as LoadResult[], on: [] as LoadResult[] }
+  const cpu = { off: { main: 0, all: 0 }, on: { main: 0, all: 0 } }
   const apps = { off: await boot(which, directory, false), on: await boot(which, directory, true) }
   const db = await apps.on.app.container.make('lucid.db')
   await migrateStubs(db, 'console')
@@ -98,12 +107,22 @@ for (const which of dialects) {
   })
   await runLoad({ ...plan(apps.off.url), requests: 200 })
   await runLoad({ ...plan(apps.on.url), requests: 200 })
-  for (let round = 0; round < ROUNDS; round++) {
-    totals.off.push(await runLoad(plan(apps.off.url)))
-    totals.on.push(await runLoad(plan(apps.on.url)))
-  }
   const manager = await apps.on.app.container.make('atrium.console')
   await manager.recorder.flush()
+  const measured = async (side: 'off' | 'on', url: string) => {
+    const main = process.threadCpuUsage()
+    const all = process.cpuUsage()
+    totals[side].push(await runLoad(plan(url)))
+    if (side === 'on') await manager.recorder.flush()
+    const mainUsed = process.threadCpuUsage(main)
+    const allUsed = process.cpuUsage(all)
+    cpu[side].main += mainUsed.user + mainUsed.system
+    cpu[side].all += allUsed.user + allUsed.system
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    await measured('off', apps.off.url)
+    await measured('on', apps.on.url)
+  }
   const stored = await db.from('console_entries').count('* as total')
 
   const merge = (results: LoadResult[]) =>
@@ -117,6 +136,7 @@ for (const which of dialects) {
     )
   const off = summary(merge(totals.off))
   const on = summary(merge(totals.on))
+  const perRequest = (micros: number) => figure(micros / (REQUESTS * ROUNDS), ' µs')
   rows.push({
     'db': which,
     'req/s off': figure(off.rps),
@@ -126,6 +146,9 @@ for (const which of dialects) {
     'p50 on': figure(on.p50, ' ms'),
     'p99 off': figure(off.p99, ' ms'),
     'p99 on': figure(on.p99, ' ms'),
+    'cpu/req off': perRequest(cpu.off.main),
+    'cpu/req on': perRequest(cpu.on.main),
+    'cpu/req on, all threads': perRequest(cpu.on.all),
     'entries written': String(stored[0].total),
     'dropped': String(manager.recorder.dropped),
   })

@@ -3,18 +3,27 @@
  * the server's event loop: `concurrency` workers on keep-alive sockets send
  * `requests` POSTs in all, then print one JSON line of results.
  *
- * Input (argv[2], JSON): { url, concurrency, requests, bodies: 'stripe' | 'same', secret?, body? }
+ * Input (argv[2], JSON): { url, concurrency, requests, bodies: 'stripe' | 'same' | 'gateway',
+ * secret?, body?, gateway?, credentials? }
  */
 import { Agent, request } from 'node:http'
 import { createHmac } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
+import { signedWebhook, type SigningCredentials } from '../../src/payments/testing.ts'
+import { gatewayFixture } from './gateway_fixtures.ts'
 
 interface Plan {
   url: string
   concurrency: number
   requests: number
-  /** `stripe`: a new signed Stripe event per request; `same`: one fixed body and headers */
-  bodies: 'stripe' | 'same'
+  /**
+   * `stripe`: a new signed Stripe event per request; `same`: one fixed body and
+   * headers; `gateway`: a new delivery of `gateway`'s fixture per request, signed
+   * with `credentials`
+   */
+  bodies: 'stripe' | 'same' | 'gateway'
+  gateway?: string
+  credentials?: SigningCredentials
   secret?: string
   body?: string
   headers?: Record<string, string>
@@ -50,10 +59,22 @@ function stripeDelivery(index: number) {
       'content-type': 'application/json',
       'stripe-signature': `t=${timestamp},v1=${signature}`,
     },
+    query: '',
   }
 }
 
-function send(body: string, headers: Record<string, string>) {
+function gatewayDelivery(index: number) {
+  const fixture = gatewayFixture(plan.gateway!)
+  const signed = signedWebhook(
+    fixture.name,
+    fixture.payload(`${plan.prefix ?? 'b'}${index}`),
+    plan.credentials ?? {}
+  )
+  const query = signed.query ? `?${new URLSearchParams(signed.query)}` : ''
+  return { body: signed.body, headers: signed.headers, query }
+}
+
+function send(body: string, headers: Record<string, string>, query = '') {
   return new Promise<number>((resolve, reject) => {
     const req = request(
       {
@@ -61,7 +82,7 @@ function send(body: string, headers: Record<string, string>) {
         method: 'POST',
         hostname: target.hostname,
         port: target.port,
-        path: target.pathname,
+        path: target.pathname + query,
         headers: { ...headers, 'content-length': Buffer.byteLength(body) },
       },
       (response) => {
@@ -76,7 +97,11 @@ function send(body: string, headers: Record<string, string>) {
 
 // Prepare every body first so signing never sits inside the measured window
 const deliveries = Array.from({ length: plan.requests }, (_, index) =>
-  plan.bodies === 'stripe' ? stripeDelivery(index) : { body: plan.body!, headers: plan.headers! }
+  plan.bodies === 'stripe'
+    ? stripeDelivery(index)
+    : plan.bodies === 'gateway'
+      ? gatewayDelivery(index)
+      : { body: plan.body!, headers: plan.headers!, query: '' }
 )
 const latencies: number[] = []
 const statuses: Record<number, number> = {}
@@ -87,7 +112,7 @@ await Promise.all(
     while (next < deliveries.length) {
       const delivery = deliveries[next++]
       const begin = performance.now()
-      const status = await send(delivery.body, delivery.headers)
+      const status = await send(delivery.body, delivery.headers, delivery.query)
       latencies.push(performance.now() - begin)
       statuses[status] = (statuses[status] ?? 0) + 1
     }

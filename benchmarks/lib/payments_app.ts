@@ -18,6 +18,26 @@ import { bootHttpApp } from './http_app.ts'
 
 export const STRIPE_SECRET = 'whsec_bench'
 
+/**
+ * The app's connection: a pool of `BENCH_POOL` (Lucid's default is 10); SQLite
+ * in WAL mode, as a production SQLite should run.
+ */
+export function appConnection(which: Dialect, directory: string, pool = 10) {
+  const config: any = connectionConfig(which, directory)
+  if (which === 'sqlite') {
+    config.pool = {
+      afterCreate: (connection: any, done: any) => {
+        connection.pragma('journal_mode = WAL')
+        connection.pragma('synchronous = NORMAL')
+        done(null, connection)
+      },
+    }
+  } else {
+    config.pool = { min: 2, max: pool }
+  }
+  return config
+}
+
 export async function bootPaymentsBench(options: {
   which: Dialect
   directory: string

@@ -12,7 +12,7 @@ import { runLoad } from '../lib/http_app.ts'
 import { STRIPE_SECRET, bootPaymentsBench } from '../lib/payments_app.ts'
 import { printTable } from '../lib/report.ts'
 
-const dialects = (process.env.BENCH_DB ?? 'sqlite,pg').split(',') as Dialect[]
+const dialects = (process.env.BENCH_DB ?? 'sqlite,pg,mysql').split(',') as Dialect[]
 const rows: Record<string, string | number>[] = []
 
 for (const which of dialects) {

@@ -1,44 +1,29 @@
 /**
- * The full Stripe webhook route (SDK verification, ledger claim, billing
+ * Every gateway's full webhook route (verification, ledger claim, billing
  * sync, a no-op handler, mark processed) beside a bare Adonis route that
- * answers 200, in the same app and run, on SQLite and PostgreSQL. A child
- * process generates the load over keep-alive sockets on loopback.
+ * answers 200, in the same app and run, on SQLite and PostgreSQL, in one
+ * table. The gateways are those of benchmarks/lib/gateway_fixtures.ts; a
+ * child process generates the load over keep-alive sockets on loopback.
+ * `BENCH_GATEWAYS=stripe,square` limits the run to some of them.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { defineConfig as bodyParserConfig } from '@adonisjs/core/bodyparser'
 import { BodyParserMiddleware } from '@adonisjs/bodyparser/bodyparser_middleware'
-import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
+import type { Dialect } from '../../tests/helpers.ts'
 import { defineWebhookHandler } from '../../src/payments/main.ts'
 import { runLoad, type LoadResult } from '../lib/http_app.ts'
-import { STRIPE_SECRET, bootPaymentsBench } from '../lib/payments_app.ts'
+import { appConnection, bootPaymentsBench } from '../lib/payments_app.ts'
+import { GATEWAY_FIXTURES, fixtureProviders, gatewayApiStandIn } from '../lib/gateway_fixtures.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000)
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500)
+const only = process.env.BENCH_GATEWAYS?.split(',')
+const fixtures = GATEWAY_FIXTURES.filter(({ name }) => !only || only.includes(name))
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32)
 const dialects = (process.env.BENCH_DB ?? 'sqlite,pg').split(',') as Dialect[]
 const POOL = Number(process.env.BENCH_POOL ?? 10)
-
-/**
- * The app's connection: a pool of `BENCH_POOL` (Lucid's default is 10); SQLite
- * in WAL mode, as a production SQLite should run.
- */
-function appConnection(which: Dialect, directory: string) {
-  const config: any = connectionConfig(which, directory)
-  if (which === 'sqlite') {
-    config.pool = {
-      afterCreate: (connection: any, done: any) => {
-        connection.pragma('journal_mode = WAL')
-        connection.pragma('synchronous = NORMAL')
-        done(null, connection)
-      },
-    }
-  } else {
-    config.pool = { min: 2, max: POOL }
-  }
-  return config
-}
 
 function emptyResult(): LoadResult {
   return { elapsed: 0, latencies: [], statuses: {} }
@@ -68,10 +53,12 @@ const rows: Record<string, string>[] = []
 for (const which of dialects) {
   const directory = await mkdtemp(join(tmpdir(), 'atrium-bench-payments-'))
   const parser = bodyParserConfig({})
+  const api = await gatewayApiStandIn({ paid: true })
   const { server, close } = await bootPaymentsBench({
     which,
     directory,
-    connection: appConnection(which, directory),
+    connection: appConnection(which, directory, POOL),
+    providers: fixtureProviders(api.url),
     handlers: { 'payment.succeeded': defineWebhookHandler('payment.succeeded', () => {}) },
     routes(router) {
       router.use([
@@ -87,82 +74,60 @@ for (const which of dialects) {
     },
   })
 
-  const sample = await runLoad({
-    url: `${server.url}/bare`,
-    concurrency: 1,
-    requests: 1,
-    bodies: 'stripe',
-    secret: STRIPE_SECRET,
-    prefix: 'sample',
-  })
-  void sample
-  // Warm both paths up (JIT, pools, SDK) before measuring
-  await runLoad({
-    url: `${server.url}/bare`,
-    concurrency: CONCURRENCY,
-    requests: 500,
-    bodies: 'stripe',
-    secret: STRIPE_SECRET,
-    prefix: 'wb',
-  })
-  await runLoad({
-    url: `${server.url}/payments/webhook/stripe`,
-    concurrency: CONCURRENCY,
-    requests: 500,
-    bodies: 'stripe',
-    secret: STRIPE_SECRET,
-    prefix: 'ws',
-  })
+  const routes = [
+    { name: 'bare', path: '/bare', gateway: 'stripe', credentials: {} },
+    ...fixtures.map((fixture) => ({
+      name: fixture.name,
+      path: `/payments/webhook/${fixture.name}`,
+      gateway: fixture.name,
+      credentials: fixture.credentials(),
+    })),
+  ]
+  const load = (route: (typeof routes)[number], requests: number, prefix: string) =>
+    runLoad({
+      url: `${server.url}${route.path}`,
+      concurrency: CONCURRENCY,
+      requests,
+      bodies: 'gateway',
+      gateway: route.gateway,
+      credentials: route.name === 'bare' ? fixtures[0]?.credentials() : route.credentials,
+      prefix,
+    })
 
-  // Bare and full alternate in rounds so load from elsewhere on the machine hits both alike
+  // Warm every path up (JIT, pools, SDKs) before measuring
+  for (const route of routes) {
+    await load(route, 300, `w${route.name}`)
+  }
+
+  // All routes take turns in rounds so load from elsewhere on the machine hits them alike
   const ROUNDS = 5
   const perRound = Math.ceil(REQUESTS / ROUNDS)
-  const totals = { bare: emptyResult(), full: emptyResult() }
+  const totals = new Map(routes.map((route) => [route.name, emptyResult()]))
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, path] of [
-      ['bare', '/bare'],
-      ['full', '/payments/webhook/stripe'],
-    ] as const) {
-      addResult(
-        totals[name],
-        await runLoad({
-          url: `${server.url}${path}`,
-          concurrency: CONCURRENCY,
-          requests: perRound,
-          bodies: 'stripe',
-          secret: STRIPE_SECRET,
-          prefix: `${name}${round}`,
-        })
-      )
+    for (const route of routes) {
+      addResult(totals.get(route.name)!, await load(route, perRound, `${route.name}${round}`))
     }
   }
-  const bare = summary(totals.bare)
-  const full = summary(totals.full)
-  rows.push(
-    {
+  const bare = summary(totals.get('bare')!)
+  for (const route of routes) {
+    const result = summary(totals.get(route.name)!)
+    rows.push({
       'db': which,
-      'route': 'bare Adonis POST -> 200 (baseline)',
-      'req/s': figure(bare.rps),
-      'p50 ms': figure(bare.p50),
-      'p99 ms': figure(bare.p99),
-      'ratio': '1.00',
-      'statuses': bare.statuses,
-    },
-    {
-      'db': which,
-      'route': 'POST /payments/webhook/stripe (full)',
-      'req/s': figure(full.rps),
-      'p50 ms': figure(full.p50),
-      'p99 ms': figure(full.p99),
-      'ratio': figure(full.rps / bare.rps),
-      'statuses': full.statuses,
-    }
-  )
+      'route':
+        route.name === 'bare' ? 'bare Adonis POST -> 200 (baseline)' : `${route.path} (full)`,
+      'req/s': figure(result.rps),
+      'p50 ms': figure(result.p50),
+      'p99 ms': figure(result.p99),
+      'ratio': route.name === 'bare' ? '1.00' : figure(result.rps / bare.rps),
+      'statuses': result.statuses,
+    })
+  }
   await close()
+  await api.close()
   await rm(directory, { recursive: true, force: true })
 }
 
 printTable(
-  `Stripe webhook route vs bare route (${REQUESTS} requests each in 5 alternating rounds, ${CONCURRENCY} concurrent, pool ${POOL}, load in a child process; target on pg: ratio >= 0.40)`,
+  `Each gateway's webhook route vs the bare route (${REQUESTS} requests each in 5 alternating rounds, ${CONCURRENCY} concurrent, pool ${POOL}, load in a child process; target on pg: ratio >= 0.40 for every gateway)`,
   rows
 )

@@ -1,10 +1,14 @@
 import { configProvider } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { ConfigProvider } from '@adonisjs/core/types'
+import type { Database } from '@adonisjs/lucid/database'
+import type { LanguageModel } from 'ai'
 import { assertPackagesInstalled } from '../shared/optional_import.ts'
 import { agentOptionsOf, systemPromptMethodOf } from './decorators.ts'
 import { AgentConfigException } from './errors.ts'
+import { isLazyModel } from './model/lazy.ts'
 import { isModelPort } from './model/port.ts'
+import { sinks } from './sinks.ts'
 import { resolveTool } from './tools.ts'
 import type {
   ActorResolver,
@@ -100,7 +104,12 @@ export const stores = {
         )
       }
       const { LucidAgentStore } = await import('./store/lucid.ts')
-      return new LucidAgentStore(await app.container.make('lucid.db'), options.connection)
+      const { LucidGovernanceQueries } = await import('./governance/queries.ts')
+      // Typed here: an app's container types may not know Lucid's binding
+      const db: Database = await app.container.make('lucid.db' as any)
+      const store = new LucidAgentStore(db, options.connection)
+      store.governance = new LucidGovernanceQueries(() => db.connection(options.connection))
+      return store
     }
   },
 }
@@ -154,6 +163,33 @@ function resolveAgents(config: AgentConfigInput, maxSteps: number): ResolvedAgen
   return agents
 }
 
+/** The governance API options, or undefined when the app mounts none */
+function resolveDashboard(dashboard: AgentConfigInput['dashboard']) {
+  if (dashboard === undefined) return undefined
+  if (!dashboard || typeof dashboard !== 'object') {
+    throw new AgentConfigException(
+      `Invalid "dashboard" in ${FILE}: expected { path?, middleware?, authorize? }`
+    )
+  }
+  const path = (dashboard.path ?? '/ai-gateway/api').replace(/^\/+|\/+$/g, '')
+  if (!/^[a-zA-Z0-9_\-/]+$/.test(path)) {
+    throw new AgentConfigException(
+      `Invalid "dashboard.path" in ${FILE}: ${JSON.stringify(dashboard.path)} must be a route prefix such as "/ai-gateway/api"`
+    )
+  }
+  if (dashboard.middleware !== undefined && !Array.isArray(dashboard.middleware)) {
+    throw new AgentConfigException(
+      `Invalid "dashboard.middleware" in ${FILE}: expected an array of middleware`
+    )
+  }
+  if (dashboard.authorize !== undefined && typeof dashboard.authorize !== 'function') {
+    throw new AgentConfigException(
+      `Invalid "dashboard.authorize" in ${FILE}: expected a function (ctx) => boolean`
+    )
+  }
+  return { path, middleware: dashboard.middleware ?? [], authorize: dashboard.authorize }
+}
+
 /**
  * Validates `config/agent.ts`. What needs the container (the AI SDK check,
  * Lucid's db) resolves when the provider reads the config.
@@ -164,7 +200,7 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   }
   if (!config.model) {
     throw new AgentConfigException(
-      `Missing "model" in ${FILE}. Set an AI SDK model, for example model: createOpenAI({ apiKey: env.get('OPENAI_API_KEY') })('gpt-4.1-mini')`
+      `Missing "model" in ${FILE}. Set an AI SDK model, for example model: models.anthropic('claude-sonnet-4-5', { apiKey: env.get('ANTHROPIC_API_KEY') })`
     )
   }
   if (typeof config.actorResolver !== 'function') {
@@ -254,6 +290,12 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       300_000
     )!,
   }
+  if (config.sink !== undefined && typeof config.sink !== 'function') {
+    throw new AgentConfigException(
+      `Invalid "sink" in ${FILE}: use sinks.memory() or sinks.redis({ connection: 'main' })`
+    )
+  }
+  const dashboard = resolveDashboard(config.dashboard)
   const maxMessageLength = positiveInteger('maxMessageLength', config.maxMessageLength, 100_000)!
   const modelMaxRetries =
     config.modelMaxRetries === 0 ? 0 : positiveInteger('modelMaxRetries', config.modelMaxRetries, 2)
@@ -263,17 +305,29 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
     if (isModelPort(config.model)) {
       model = config.model
     } else {
-      assertPackagesInstalled(['ai'], `The agent gateway (${FILE})`)
+      // Every missing package in one line: the AI SDK and the model's provider
+      const lazy = isLazyModel(config.model) ? config.model : undefined
+      assertPackagesInstalled(
+        lazy ? ['ai', lazy.packageName] : ['ai'],
+        `The agent gateway (${FILE})`
+      )
       const { AiSdkModel } = await import('./model/ai_sdk.ts')
-      model = new AiSdkModel(config.model, { maxRetries: modelMaxRetries })
+      const languageModel = lazy ? await lazy.resolve() : (config.model as LanguageModel)
+      model = new AiSdkModel(languageModel, { maxRetries: modelMaxRetries })
     }
     const store = await (config.store ?? stores.lucid())(app)
+    const sink = await (config.sink ?? sinks.memory())(app, {
+      maxFrames: sse.maxFramesPerRun,
+      retainFinishedMs: sse.retainFinishedMs,
+    })
     return {
       model,
       actorResolver: config.actorResolver,
       agents,
       tools,
       store,
+      sink,
+      dashboard,
       toolTimeoutMs,
       maxSteps,
       path,

@@ -46,7 +46,7 @@ export class AgentNotFoundException extends AtriumException {
   static status = 404
   static code = 'E_AGENT_NOT_FOUND'
 
-  constructor(resource: 'thread' | 'run' | 'tool call') {
+  constructor(resource: 'thread' | 'run' | 'tool call' | 'message') {
     super(`Unknown ${resource}`, { status: 404, code: 'E_AGENT_NOT_FOUND', details: { resource } })
   }
 }
@@ -83,9 +83,33 @@ export class AgentReplayGoneException extends AtriumException {
   }
 }
 
+/**
+ * The governance API refused the request: `dashboard.authorize` is missing
+ * (deny by default) or said no.
+ */
+export class AgentDashboardForbiddenException extends AtriumException {
+  static status = 403
+  static code = 'E_AGENT_DASHBOARD_FORBIDDEN'
+
+  static message =
+    'The governance API denies this request: dashboard.authorize in config/agent.ts must allow it'
+}
+
+/**
+ * A decision on a tool call that is no longer waiting for one.
+ */
+export class AgentAlreadyDecidedException extends AtriumException {
+  static status = 409
+  static code = 'E_AGENT_ALREADY_DECIDED'
+
+  static message = 'This tool call is not waiting for a decision'
+}
+
 export const E_AGENT_CONFIG = AgentConfigException
 export const E_AGENT_UNAUTHENTICATED = AgentUnauthenticatedException
 export const E_AGENT_FORBIDDEN = AgentForbiddenException
 export const E_AGENT_NOT_FOUND = AgentNotFoundException
 export const E_AGENT_INVALID_REQUEST = AgentInvalidRequestException
 export const E_AGENT_REPLAY_GONE = AgentReplayGoneException
+export const E_AGENT_DASHBOARD_FORBIDDEN = AgentDashboardForbiddenException
+export const E_AGENT_ALREADY_DECIDED = AgentAlreadyDecidedException

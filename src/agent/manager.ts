@@ -9,9 +9,9 @@ import {
   AgentUnauthenticatedException,
 } from './errors.ts'
 import { ApprovalWaiters } from './approvals.ts'
-import { RunEventLog } from './run_log.ts'
+import { RunEventLog, type RunFrame, type RunReader } from './run_log.ts'
 import { TurnRunner } from './runner.ts'
-import type { RunRow, ThreadRow } from './store/contract.ts'
+import type { RunRow, ThreadRow, ToolCallRow } from './store/contract.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig } from './types.ts'
 
 /** A run this process is executing or recently finished */
@@ -46,6 +46,18 @@ export class AgentManager {
     this.#app = app
     this.config = config
     this.#runner = new TurnRunner(app, config)
+    // Cancels and decisions taken on other instances, for the runs this one executes
+    config.sink?.onControl((message) => {
+      if (message.type === 'cancel') {
+        const live = this.#runs.get(message.runId)
+        if (live && !live.log.finished) live.controller.abort(new Error('cancelled'))
+      } else {
+        this.#approvals.resolve(message.runId, message.toolCallId, {
+          approved: message.approved,
+          reason: message.reason,
+        })
+      }
+    })
   }
 
   /** The agents for a picker; `isDefault` marks the one used when none is chosen */
@@ -118,6 +130,11 @@ export class AgentManager {
     const log = new RunEventLog(runId, actor.id, this.config.sse.maxFramesPerRun)
     log.append({ event: 'meta', data: { runId, threadId: thread.id } })
     const controller = new AbortController()
+    // With the Redis sink every frame is mirrored there, under this instance's lease
+    this.config.sink?.produce(log, {
+      onCancel: () => controller.abort(new Error('cancelled')),
+      onLeaseLost: () => controller.abort(new Error('lease lost')),
+    })
     const done = this.#runner
       .run({
         runId,
@@ -169,25 +186,53 @@ export class AgentManager {
     return chosen
   }
 
-  /** The in-memory event log of a run the actor owns, or null when this process has none */
-  async runLog(
-    actor: AgentActor,
-    runId: string
-  ): Promise<{ log: RunEventLog | null; run: RunRow }> {
+  /**
+   * The frames of a run the actor owns: this process's in-memory log, else
+   * the Redis run log (another instance runs it), else null.
+   */
+  async runLog(actor: AgentActor, runId: string): Promise<{ log: RunReader | null; run: RunRow }> {
     const run = await this.ownedRun(actor, runId)
-    return { log: this.#runs.get(runId)?.log ?? null, run }
+    const local = this.#runs.get(runId)?.log
+    if (local || !this.config.sink) return { log: local ?? null, run }
+    return { log: await this.#remoteReader(run), run }
   }
 
-  /** Cancels a run in flight; `aborted` is false when it had already ended */
+  /** A reader of the Redis run log; a reader that sees the lease lapse records the run failed */
+  #remoteReader(run: RunRow) {
+    return this.config.sink!.reader(run.id, () =>
+      this.config.store.finishRun(run.id, {
+        status: 'failed',
+        errorCode: 'run_failed',
+        steps: run.steps,
+      })
+    )
+  }
+
+  /**
+   * Cancels a run in flight, here or (with the Redis sink) on the instance
+   * running it; `aborted` is false when it had already ended.
+   */
   async cancel(actor: AgentActor, runId: string) {
     const run = await this.ownedRun(actor, runId)
     const live = this.#runs.get(runId)
-    if (!live || live.log.finished || run.status !== 'running') {
-      return { aborted: false }
+    if (run.status !== 'running' || live?.log.finished) return { aborted: false }
+    if (live) {
+      live.controller.abort(new Error('cancelled'))
+      await live.done
+      return { aborted: true }
     }
-    live.controller.abort(new Error('cancelled'))
-    await live.done
-    return { aborted: true }
+    const reader = this.config.sink ? await this.#remoteReader(run) : null
+    if (!reader) return { aborted: false }
+    await this.config.sink!.requestCancel(runId)
+    // The answer waits for the run's closing frame, as a local cancel waits for the run
+    const last = await new Promise<RunFrame | null>((resolve) => {
+      let latest: RunFrame | null = null
+      reader.follow(reader.lastSeq - 1, (frame) => {
+        if (frame) latest = frame
+        else resolve(latest)
+      })
+    })
+    return { aborted: last?.event === 'done' && last.data.aborted === true }
   }
 
   /**
@@ -202,17 +247,46 @@ export class AgentManager {
     if (!owned.length) throw new AgentForbiddenException('tool call')
     const pending = owned.find((row) => row.status === 'pending_approval')
     if (!pending) return { ok: false }
+    return { ok: await this.#decide(pending, approved, reason) }
+  }
+
+  /**
+   * A decision from the governance API, which its own authorization
+   * guards: any actor's call. Null when no call has the id.
+   */
+  async decideFromDashboard(toolCallId: string, approved: boolean, reason?: string) {
+    const rows = await this.config.store.findToolCallsById(toolCallId)
+    if (!rows.length) return null
+    const pending = rows.find((row) => row.status === 'pending_approval')
+    return pending ? this.#decide(pending, approved, reason) : false
+  }
+
+  /** One conditional update; the winner wakes the run here or on its instance */
+  async #decide(pending: ToolCallRow, approved: boolean, reason?: string) {
     const won = await this.config.store.decideApproval(pending.id, approved, reason)
     if (won) {
-      this.#approvals.resolve(pending.runId, pending.toolCallId, { approved, reason })
+      const woken = this.#approvals.resolve(pending.runId, pending.toolCallId, {
+        approved,
+        reason,
+      })
+      // The run waits on another instance: tell it over the sink
+      if (!woken && this.config.sink) {
+        await this.config.sink.publishDecision({
+          type: 'decision',
+          runId: pending.runId,
+          toolCallId: pending.toolCallId,
+          approved,
+          ...(reason === undefined ? {} : { reason }),
+        })
+      }
     }
     debug(
       'tool call %s %s (%s)',
-      toolCallId,
+      pending.toolCallId,
       approved ? 'approved' : 'rejected',
       won ? 'won' : 'late'
     )
-    return { ok: won }
+    return won
   }
 
   /** Waits for a run of this process to end (tests, shutdown) */
@@ -225,6 +299,11 @@ export class AgentManager {
     const pending = [...this.#runs.values()].filter((run) => !run.log.finished)
     for (const run of pending) run.controller.abort(new Error('shutdown'))
     await Promise.allSettled(pending.map((run) => run.done))
+    // The closing frames reach Redis before its connections close
+    if (this.config.sink) {
+      await this.config.sink.flush()
+      this.config.sink.close()
+    }
     for (const timer of this.#timers) clearTimeout(timer)
     this.#timers.clear()
     this.#runs.clear()

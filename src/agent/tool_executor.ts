@@ -55,6 +55,16 @@ export class ToolExecutor {
     this.#timeoutMs = timeoutMs
   }
 
+  /** The decision already recorded on a call, or null while it is pending */
+  async #storedDecision(runId: string, toolCallId: string) {
+    const rows = await this.#store.findToolCallsById(toolCallId)
+    const row = rows.find((candidate) => candidate.runId === runId)
+    if (row?.status === 'approved') return { approved: true }
+    if (row?.status !== 'rejected') return null
+    const reason = (row.output as { reason?: unknown } | null)?.reason
+    return { approved: false, ...(typeof reason === 'string' ? { reason } : {}) }
+  }
+
   /** Executes one call and returns what the model receives as its result */
   async execute(call: ModelToolCall, scope: ToolCallScope): Promise<unknown> {
     const claim = await this.#store.claimToolCall({
@@ -125,7 +135,12 @@ export class ToolExecutor {
       scope.announce({ toolCallId: call.toolCallId, toolName: tool.spec.name, input })
       let decision
       try {
-        decision = await scope.approvals.wait(scope.runId, call.toolCallId, scope.signal)
+        const waiting = scope.approvals.wait(scope.runId, call.toolCallId, scope.signal)
+        waiting.catch(() => {})
+        // A decision taken before this wait began (on another instance) is already stored
+        const stored = await this.#storedDecision(scope.runId, call.toolCallId)
+        if (stored) scope.approvals.resolve(scope.runId, call.toolCallId, stored)
+        decision = await waiting
       } catch (error) {
         await finish('failed', refusal('aborted', 'The run was cancelled'), 'aborted')
         throw error

@@ -2,6 +2,9 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { MiddlewareFn, ParsedNamedMiddleware } from '@adonisjs/core/types/http'
 import type { LanguageModel } from 'ai'
+import type { LazyModel } from './model/lazy.ts'
+import type { RedisRunSink } from './sink/redis.ts'
+import type { AgentSinkFactory } from './sinks.ts'
 import type { JsonSchema, ModelPort } from './model/port.ts'
 import type { AgentStore } from './store/contract.ts'
 
@@ -105,10 +108,26 @@ export type AgentMiddleware = MiddlewareFn | ParsedNamedMiddleware | LazyMiddlew
 /** The store to persist threads, messages, runs, tool calls and usage */
 export type AgentStoreFactory = (app: ApplicationService) => AgentStore | Promise<AgentStore>
 
+/** The governance API (`dashboard` of config/agent.ts) */
+export interface AgentDashboardConfig {
+  /** Route prefix (default `/ai-gateway/api`) */
+  path?: string
+  /** Middleware on every governance route (authentication) */
+  middleware?: AgentMiddleware[]
+  /**
+   * Who may use the governance API. Without it every request answers 403:
+   * the API shows every actor's threads and decides any tool call.
+   */
+  authorize?: (ctx: HttpContext) => boolean | Promise<boolean>
+}
+
 /** `config/agent.ts` as the app writes it */
 export interface AgentConfigInput {
-  /** An AI SDK language model (`createOpenAI(...)('gpt-4.1')`), or a model port */
-  model: LanguageModel | ModelPort
+  /**
+   * `models.anthropic(...)` (the provider package is imported at boot), an AI
+   * SDK language model (`createOpenAI(...)('gpt-4.1')`), or a model port
+   */
+  model: LazyModel | LanguageModel | ModelPort
   /** Resolves the acting actor; see `actors.auth()` and `actors.header()` */
   actorResolver: ActorResolver
   /** Agent classes decorated with `@agent()` */
@@ -117,6 +136,11 @@ export interface AgentConfigInput {
   tools?: AgentToolDefinition[]
   /** Persistence; defaults to `stores.lucid()` (the app's default connection) */
   store?: AgentStoreFactory
+  /**
+   * Where runs' frames live for resumes: `sinks.memory()` (default, one
+   * instance) or `sinks.redis({ connection: 'main' })` (any instance)
+   */
+  sink?: AgentSinkFactory
   /** A tool call running longer is aborted and recorded failed */
   toolTimeoutMs?: number
   /** Default cap on model steps per turn when an agent declares none (8) */
@@ -141,6 +165,8 @@ export interface AgentConfigInput {
   quotaLimitTokens?: number
   /** Tokens held from the budget while one model call runs (8 192) */
   quotaReserveTokens?: number
+  /** The governance API; not mounted when omitted */
+  dashboard?: AgentDashboardConfig
   /** Server-sent events tuning */
   sse?: {
     /** Comment frame interval keeping idle proxies from closing the stream (15 s) */
@@ -183,6 +209,8 @@ export interface ResolvedAgentConfig {
   agents: ResolvedAgent[]
   tools: ResolvedTool[]
   store: AgentStore
+  /** The cross-instance run log, or null for the in-memory one */
+  sink: RedisRunSink | null
   toolTimeoutMs?: number
   maxSteps: number
   path: string
@@ -193,4 +221,9 @@ export interface ResolvedAgentConfig {
   sse: { heartbeatMs: number; maxFramesPerRun: number; retainFinishedMs: number }
   maxMessageLength: number
   quota?: { limitTokens: number; reserveTokens: number }
+  dashboard?: {
+    path: string
+    middleware: AgentMiddleware[]
+    authorize?: (ctx: HttpContext) => boolean | Promise<boolean>
+  }
 }

@@ -1,6 +1,7 @@
 import { configProvider } from '@adonisjs/core'
 import type { ApplicationService } from '@adonisjs/core/types'
 import { MissingPackageException } from '../shared/errors.ts'
+import { engineOf } from './define_config.ts'
 import { CollabConfigError } from './errors.ts'
 import { configureTokenSecrets, resolveTokenSecret } from './tokens.ts'
 import type { CollaborationManager } from './manager.ts'
@@ -39,11 +40,23 @@ export function assertCollaborationPackages(
 }
 
 /**
- * The optional packages a config needs: the Yjs engine's, and ioredis for a
+ * The optional packages a config needs: the Yjs engine's, Automerge's when
+ * the config names it, and ioredis for a
  * presence roster on `redisUrl` (an `@adonisjs/redis` connection brings its own).
  */
-export function collaborationPackages(config: Pick<CollaborationConfig, 'redis' | 'redisUrl'>) {
+export function collaborationPackages(
+  config: Pick<CollaborationConfig, 'redis' | 'redisUrl'> &
+    Partial<Pick<CollaborationConfig, 'engine' | 'documents'>>
+) {
   const packages = ['yjs', 'y-protocols', 'lib0', 'ws']
+  const automerge =
+    config.engine === 'automerge' ||
+    Object.values(config.documents ?? {}).some(
+      (declaration) => engineOf(declaration?.engine) === 'automerge'
+    )
+  if (automerge) {
+    packages.push('@automerge/automerge-repo', '@automerge/automerge')
+  }
   if (config.redisUrl && !config.redis) {
     packages.push('ioredis')
   }

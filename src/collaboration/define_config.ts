@@ -31,7 +31,12 @@ const ENGINE_ALIASES: Record<CollabEngineInput, CollabEngineName> = {
  * The engines this release serves. Naming another one is a boot error, so an
  * app never issues tokens for documents nothing serves.
  */
-export const SERVED_ENGINES: readonly CollabEngineName[] = ['yjs']
+export const SERVED_ENGINES: readonly CollabEngineName[] = [
+  'yjs',
+  'automerge',
+  'partykit',
+  'partyserver',
+]
 
 const where = 'in config/collaboration.ts'
 
@@ -59,6 +64,70 @@ export function servedEngine(name: string, value: unknown): CollabEngineName {
     )
   }
   return engine
+}
+
+/**
+ * A hosted engine serves documents from a room worker: the app needs the
+ * worker's host and the secret both sign and verify tokens with.
+ */
+function assertHostedConfig(
+  key: string,
+  engine: CollabEngineName,
+  hosted: CollaborationConfigInput['hosted']
+) {
+  if (engine !== 'partykit' && engine !== 'partyserver') {
+    return
+  }
+  const missing = !hosted?.roomHost
+    ? 'hosted.roomHost'
+    : !hosted.jwtSecret
+      ? 'hosted.jwtSecret'
+      : null
+  if (missing) {
+    throw new CollabConfigError(
+      `Missing "${missing}" ${where}: "${key}" is "${engine}", whose room worker needs hosted: { roomHost: env.get('COLLAB_ROOM_HOST'), jwtSecret: env.get('COLLAB_JWT_SECRET'), workerSecret: env.get('COLLAB_WORKER_SECRET') }. Run: node ace collaboration:init --engine=${engine}`
+    )
+  }
+}
+
+/**
+ * Documents shared across instances need Redis to fan out through and a
+ * storage every instance shares, with an update log each appends to.
+ */
+function multiInstanceOf(config: CollaborationConfigInput<any>): boolean {
+  if (config.multiInstance === undefined || config.multiInstance === false) {
+    return false
+  }
+  if (config.multiInstance !== true) {
+    throw new CollabConfigError(`Invalid "multiInstance" ${where}: expected true or false`)
+  }
+  const automerge =
+    engineOf(config.engine ?? 'yjs') === 'automerge'
+      ? 'engine'
+      : Object.entries(config.documents ?? {}).find(
+          ([, declaration]) => engineOf((declaration as any)?.engine) === 'automerge'
+        )?.[0]
+  if (automerge) {
+    throw new CollabConfigError(
+      `"multiInstance" ${where} shares Yjs documents between instances; Automerge documents (${automerge === 'engine' ? '"engine"' : `documents["${automerge}"]`}) are not shared yet. Serve them from one instance, or use engine: 'yjs'`
+    )
+  }
+  if (!config.redis && !config.redisUrl) {
+    throw new CollabConfigError(
+      `"multiInstance" ${where} fans documents out through Redis: set redis: 'main' (a connection of @adonisjs/redis) or redisUrl`
+    )
+  }
+  const storage = config.storage as Partial<CollaborationStorage> | undefined
+  if (
+    !storage ||
+    storage instanceof InMemoryCollaborationStorage ||
+    (!isConfigProvider(storage) && (!storage.appendUpdate || !storage.compactDocument))
+  ) {
+    throw new CollabConfigError(
+      `"multiInstance" ${where} needs a storage every instance shares, with an update log: set storage: relationalStorage()`
+    )
+  }
+  return true
 }
 
 function positiveNumber(name: string, value: unknown, fallback: number): number {
@@ -104,10 +173,12 @@ export function normalizeConfig<
 >(config: CollaborationConfigInput<Documents> = {}): CollaborationConfig<Documents> {
   const engine = servedEngine('engine', config.engine ?? 'yjs')
   const documents = (config.documents ?? {}) as Documents
+  assertHostedConfig('engine', engine, config.hosted)
   for (const [pattern, declaration] of Object.entries(documents)) {
     assertPattern(pattern, `documents["${pattern}"]`)
     if (declaration?.engine !== undefined) {
-      servedEngine(`documents["${pattern}"].engine`, declaration.engine)
+      const key = `documents["${pattern}"].engine`
+      assertHostedConfig(key, servedEngine(key, declaration.engine), config.hosted)
     }
   }
   if (isConfigProvider(config.storage)) {
@@ -137,6 +208,7 @@ export function normalizeConfig<
     redis: config.redis,
     redisUrl: config.redisUrl || undefined,
     redisPrefix: config.redisPrefix ?? 'atrium:collab:',
+    multiInstance: multiInstanceOf(config),
     tokenSecret: config.tokenSecret || undefined,
     hosted: config.hosted
       ? {

@@ -1,25 +1,39 @@
-import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import type { WebSocketServer } from 'ws'
 import type { HttpContext } from '@adonisjs/core/http'
 import { engineOf, findDocumentDeclaration } from './define_config.ts'
 import { issueCollaborationToken, type IssueTokenInput } from './issue.ts'
-import { CollabAuthorizationError, CollabConfigError, CollabNotFoundError } from './errors.ts'
+import { CollabAuthorizationError, CollabConfigError } from './errors.ts'
 import { reportCollaborationError, warnCollaboration } from './observability.ts'
 import type { PresenceRoster } from './presence.ts'
+import type { DocumentCluster } from './cluster/redis_cluster.ts'
 import { UpgradeHandler } from './server/upgrade_handler.ts'
 import { CollabComments } from './comments.ts'
-import type { CollabEngine, CollabSession } from './engines/engine.ts'
+import { CollabVersions } from './versions.ts'
+import type { CollabEngine, CollabEngineHost, CollabSession } from './engines/engine.ts'
 import type {
   CollabAuthorizeContext,
   CollabEngineName,
   CollabPermission,
-  CollabVersion,
   CollaborationConfig,
   ListPageOptions,
   LiveDocumentResult,
   PresenceMember,
 } from './types.ts'
+
+/**
+ * True when the config names Automerge (default engine or a pattern's):
+ * its engine is then built at boot; an `engineFor` choosing it at run time
+ * builds it on first use.
+ */
+function usesAutomerge(config: CollaborationConfig) {
+  return (
+    config.engine === 'automerge' ||
+    Object.values(config.documents).some(
+      (declaration) => engineOf(declaration?.engine) === 'automerge'
+    )
+  )
+}
 
 const DENY: CollabPermission = Object.freeze({
   canRead: false,
@@ -57,19 +71,30 @@ function normalizePermission(
 export class CollaborationManager {
   readonly config: CollaborationConfig
   readonly comments: CollabComments
+  /** Named versions: snapshot, list, restore, diff, prune */
+  readonly versions: CollabVersions
   readonly presence?: PresenceRoster
   #engines = new Map<CollabEngineName, CollabEngine>()
+  #engineHost?: CollabEngineHost
+  #automerge?: Promise<CollabEngine>
   #upgrades?: UpgradeHandler
-  #locks = new Map<string, Promise<unknown>>()
   #closed = false
+  #cluster?: DocumentCluster
 
   constructor(
     config: CollaborationConfig,
-    options: { engines?: CollabEngine[]; presence?: PresenceRoster; wss?: WebSocketServer } = {}
+    options: {
+      engines?: CollabEngine[]
+      presence?: PresenceRoster
+      cluster?: DocumentCluster
+      wss?: WebSocketServer
+    } = {}
   ) {
     this.config = config
     this.comments = new CollabComments(this)
+    this.versions = new CollabVersions(config.storage, (docName) => this.#requireEngine(docName))
     this.presence = options.presence
+    this.#cluster = options.cluster
     if (options.wss) {
       this.#upgrades = new UpgradeHandler(options.wss, {
         config,
@@ -96,27 +121,37 @@ export class CollaborationManager {
         ? new Roster(config.redisClient, config.redisPrefix)
         : await Roster.connect(config.redisUrl!, config.redisPrefix)
     }
+    let cluster: DocumentCluster | undefined
+    if (config.multiInstance) {
+      const { DocumentCluster: Cluster } = await import('./cluster/redis_cluster.ts')
+      cluster = config.redisClient
+        ? new Cluster(config.redisClient, config.redisPrefix)
+        : await Cluster.connect(config.redisUrl!, config.redisPrefix)
+    }
     const manager: CollaborationManager = new CollaborationManager(config, {
       presence,
+      cluster,
       wss: new WebSocketServer({
         noServer: true,
         maxPayload: config.limits.maxPayload,
         perMessageDeflate: false,
       }),
     })
-    manager.#engines.set(
-      'yjs',
-      new YjsEngine({
-        storage: config.storage,
-        debounce: config.debounce,
-        maxWait: config.maxWait,
-        appendInterval: config.appendInterval,
-        limits: config.limits,
-        seed: (docName) => manager.#seed(docName),
-        onJoin: (session) => manager.#onJoin(session),
-        onLeave: (session) => manager.#onLeave(session),
-      })
-    )
+    manager.#engineHost = {
+      storage: config.storage,
+      debounce: config.debounce,
+      maxWait: config.maxWait,
+      appendInterval: config.appendInterval,
+      limits: config.limits,
+      cluster,
+      seed: (docName) => manager.#seed(docName),
+      onJoin: (session) => manager.#onJoin(session),
+      onLeave: (session) => manager.#onLeave(session),
+    }
+    manager.#engines.set('yjs', new YjsEngine(manager.#engineHost))
+    if (usesAutomerge(config)) {
+      await manager.#automergeEngine()
+    }
     for (const pattern of Object.keys(config.documents)) {
       if (!pattern.includes(':')) {
         warnCollaboration(
@@ -221,7 +256,24 @@ export class CollaborationManager {
   }
 
   async #engineOf(docName: string): Promise<CollabEngine | null> {
-    return this.#engines.get(await this.engineFor({ docName })) ?? null
+    const name = await this.engineFor({ docName })
+    const engine = this.#engines.get(name)
+    if (!engine && name === 'automerge' && this.#engineHost && !this.#closed) {
+      // an engineFor that picks Automerge at run time: loaded on first use
+      return this.#automergeEngine()
+    }
+    return engine ?? null
+  }
+
+  /** The Automerge engine, built once (its packages are optional peers) */
+  #automergeEngine() {
+    this.#automerge ??= (async () => {
+      const { createAutomergeEngine } = await import('./engines/automerge/create.ts')
+      const engine = await createAutomergeEngine(this.#engineHost!)
+      this.#engines.set('automerge', engine)
+      return engine
+    })()
+    return this.#automerge
   }
 
   async #requireEngine(docName: string): Promise<CollabEngine> {
@@ -262,44 +314,8 @@ export class CollaborationManager {
     return engine?.hasLiveDocument(docName) ?? false
   }
 
-  async getVersionState({ docName, versionId }: { docName: string; versionId: string }) {
-    const snapshot = await this.config.storage.loadVersionSnapshot(docName, versionId)
-    if (!snapshot) {
-      throw new CollabNotFoundError(`Unknown version "${versionId}" of "${docName}"`)
-    }
-    return snapshot
-  }
-
-  #exclusive<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.#locks.get(key) ?? Promise.resolve()
-    const next = previous.then(task, task)
-    const settled = next.catch(() => {})
-    this.#locks.set(key, settled)
-    settled.then(() => {
-      if (this.#locks.get(key) === settled) {
-        this.#locks.delete(key)
-      }
-    })
-    return next
-  }
-
-  async #snapshot(
-    docName: string,
-    createdBy: string | null,
-    label: string | null,
-    state?: Uint8Array
-  ) {
-    const snapshot = state ?? (await this.getDocumentState({ docName }))
-    const [latest] = await this.config.storage.listVersions(docName, { page: 1, size: 1 })
-    const version: CollabVersion = {
-      id: randomUUID(),
-      seq: (latest?.seq ?? 0) + 1,
-      label,
-      createdBy,
-      createdAt: new Date().toISOString(),
-    }
-    await this.config.storage.saveVersion(docName, version, snapshot)
-    return version
+  getVersionState({ docName, versionId }: { docName: string; versionId: string }) {
+    return this.versions.state(docName, versionId)
   }
 
   createVersion({
@@ -311,20 +327,22 @@ export class CollaborationManager {
     createdBy: string | null
     label?: string | null
   }) {
-    return this.#exclusive(`versions:${docName}`, () =>
-      this.#snapshot(docName, createdBy === null ? null : String(createdBy), label ?? null)
+    return this.versions.create(
+      docName,
+      createdBy === null ? null : String(createdBy),
+      label ?? null
     )
   }
 
   listVersions({ docName, page }: { docName: string; page?: ListPageOptions }) {
-    return this.config.storage.listVersions(docName, page)
+    return this.versions.list(docName, page)
   }
 
   /**
    * Snapshots the current state as `restored from #<seq>`, then writes the
    * version's content into the live document as new changes.
    */
-  async restoreVersion({
+  restoreVersion({
     docName,
     versionId,
     restoredBy,
@@ -333,36 +351,19 @@ export class CollaborationManager {
     versionId: string
     restoredBy: string | null
   }) {
-    await this.#exclusive(`versions:${docName}`, async () => {
-      const snapshot = await this.getVersionState({ docName, versionId })
-      const all = await this.config.storage.listVersions(docName)
-      const target = all.find(({ id }) => id === versionId)
-      await this.#snapshot(
-        docName,
-        restoredBy === null ? null : String(restoredBy),
-        `restored from #${target?.seq ?? '?'}`
-      )
-      const engine = await this.#requireEngine(docName)
-      await engine.replaceContent(docName, snapshot)
-    })
+    return this.versions.restore(
+      docName,
+      versionId,
+      restoredBy === null ? null : String(restoredBy)
+    )
   }
 
-  async diffVersions({ docName, aId, bId }: { docName: string; aId: string; bId: string }) {
-    const [a, b] = await Promise.all([
-      this.getVersionState({ docName, versionId: aId }),
-      this.getVersionState({ docName, versionId: bId }),
-    ])
-    const engine = await this.#requireEngine(docName)
-    return engine.diff(a, b)
+  diffVersions({ docName, aId, bId }: { docName: string; aId: string; bId: string }) {
+    return this.versions.diff(docName, aId, bId)
   }
 
   pruneVersions(options: { keep: number; docName?: string; dryRun?: boolean }) {
-    if (!Number.isInteger(options.keep) || options.keep < 0) {
-      throw new CollabConfigError(
-        'pruneVersions: "keep" must be a non-negative integer (versions kept per document)'
-      )
-    }
-    return this.config.storage.pruneVersions(options)
+    return this.versions.prune(options)
   }
 
   /**
@@ -420,6 +421,7 @@ export class CollaborationManager {
     )
     this.#upgrades?.closeSockets()
     await this.presence?.close()
+    await this.#cluster?.close()
     await this.config.storage.close?.()
     const failed = results.find((result) => result.status === 'rejected')
     if (failed) {

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { assertDocumentName, isValidDocumentName } from './document_name.ts'
+import { automergeDocumentId } from './engines/automerge/document_id.ts'
 import { CollabForbiddenError, CollabTokenSecretMissingError } from './errors.ts'
 import type {
   CollabConnectionContext,
@@ -85,6 +86,9 @@ export function signCollabToken(
   const body: CollabTokenPayload = { userId: String(payload.userId), docName: payload.docName, exp }
   if (payload.user) {
     body.user = payload.user
+  }
+  if (payload.readOnly) {
+    body.readOnly = true
   }
   const encoded = `${HEADER}.${Buffer.from(JSON.stringify(body)).toString('base64url')}`
   return `${encoded}.${sign(encoded, secret)}`
@@ -224,7 +228,7 @@ export async function issueToken(
   user: { id: string | number; name?: string | null; avatarUrl?: string | null },
   docName: string,
   authorize?: CollabPermission | ((docName: string) => CollabPermission | Promise<CollabPermission>)
-): Promise<Required<CollabTokenInfo>> {
+): Promise<Required<Omit<CollabTokenInfo, 'documentId'>> & Pick<CollabTokenInfo, 'documentId'>> {
   if (!authorize) {
     throw new CollabForbiddenError(
       'No authorize rule for this document: declare one in config/collaboration.ts'
@@ -245,6 +249,7 @@ export async function issueToken(
     ...(user.name || user.avatarUrl
       ? { user: { name: user.name ?? undefined, avatarUrl: user.avatarUrl ?? null } }
       : {}),
+    ...(hosted && !permission.canWrite ? { readOnly: true as const } : {}),
   }
   const token = hosted
     ? signHostedToken(payload, config.hosted?.jwtSecret)
@@ -254,5 +259,6 @@ export async function issueToken(
     wsUrl: buildWsUrl(config, docName),
     engine,
     expiresAt: new Date(exp * 1000).toISOString(),
+    ...(engine === 'automerge' ? { documentId: automergeDocumentId(docName) } : {}),
   }
 }

@@ -130,7 +130,7 @@ export interface CollabComment {
 }
 
 export interface CollabVersion {
-  /** A UUID */
+  /** A UUID on Yjs; on Automerge the version's head (the hash of its change) */
   id: string
   seq: number
   label: string | null
@@ -167,6 +167,9 @@ export type CollabStatus = 'connecting' | 'connected' | 'disconnected' | 'error'
  * What `loadDocument` returns: the compacted state plus, for storages with an
  * update log, the updates appended since that state was written.
  */
+/** Merges an engine's updates into one (Yjs: `Y.mergeUpdates`) */
+export type MergeUpdates = (updates: Uint8Array[]) => Uint8Array
+
 export interface StoredDocument {
   state: Uint8Array
   updates?: Uint8Array[]
@@ -193,8 +196,13 @@ export interface CollaborationStorage {
   deleteComment(docName: string, commentId: string): Promise<void>
   /** Appends one (possibly merged) update to the document's update log */
   appendUpdate?(docName: string, update: Uint8Array): Promise<void>
-  /** Replaces the stored state with `state` and empties the update log */
-  compactDocument?(docName: string, state: Uint8Array): Promise<void>
+  /**
+   * Replaces the stored state with `state` and empties the update log. With
+   * `merge` (several app instances share the document), what is stored is
+   * merged into `state` in the same transaction, so a compaction by one
+   * instance never drops what another appended.
+   */
+  compactDocument?(docName: string, state: Uint8Array, merge?: MergeUpdates): Promise<void>
   /** Throws, naming the fix, when the storage cannot work (its tables are missing) */
   assertReady?(): Promise<void>
   /** Releases connections or handles the storage opened */
@@ -251,6 +259,13 @@ export interface CollaborationConfigInput<
   redisUrl?: string
   /** Prefix of the presence keys in Redis, default `atrium:collab:` */
   redisPrefix?: string
+  /**
+   * Several app instances serve the same documents (behind a load balancer):
+   * updates and presence fan out through the `redis` connection (or
+   * `redisUrl`). Needs a storage every instance shares, such as
+   * `relationalStorage()`. Default false.
+   */
+  multiInstance?: boolean
   tokenSecret?: string
   hosted?: HostedConfig
   routes?: CollabRoutesConfig
@@ -282,6 +297,7 @@ export interface CollaborationConfig<
   /** The ioredis client of the `redis` connection, resolved from the container */
   redisClient?: PresenceRedisClient
   redisPrefix: string
+  multiInstance: boolean
   tokenSecret?: string
   hosted?: Required<Pick<HostedConfig, 'roomHost' | 'party' | 'fetchTimeoutMs'>> &
     Pick<HostedConfig, 'jwtSecret' | 'workerSecret'>
@@ -311,6 +327,8 @@ export interface CollabTokenInfo {
   wsUrl: string
   engine: CollabEngineName
   expiresAt?: string
+  /** On Automerge: the automerge-repo document id to `repo.find()` */
+  documentId?: string
 }
 
 /**
@@ -321,6 +339,11 @@ export interface CollabTokenPayload {
   docName: string
   user?: { name?: string; avatarUrl?: string | null }
   exp: number
+  /**
+   * Set on hosted-engine tokens of a user who may not write: the room worker
+   * cannot ask `authorize`, so the token carries the decision.
+   */
+  readOnly?: true
 }
 
 /**

@@ -86,6 +86,32 @@ function positiveInteger(value: unknown, key: string, fallback: number): number 
   return value as number
 }
 
+function resolveOverload(value: ConsoleConfig['overloadProtection']) {
+  if (value === false) return false
+  if (value !== undefined && value !== true && (typeof value !== 'object' || value === null)) {
+    fail(
+      `Invalid "overloadProtection" in ${FILE}: use true, false or { maxEventLoopLagMs, startupGraceMs }`
+    )
+  }
+  const options = typeof value === 'object' ? value : {}
+  const maxEventLoopLagMs = positiveInteger(
+    options.maxEventLoopLagMs,
+    'overloadProtection.maxEventLoopLagMs',
+    200
+  )
+  if (maxEventLoopLagMs < 1) {
+    fail(`Invalid "overloadProtection.maxEventLoopLagMs" in ${FILE}: use 1 ms or more`)
+  }
+  return {
+    maxEventLoopLagMs,
+    startupGraceMs: positiveInteger(
+      options.startupGraceMs,
+      'overloadProtection.startupGraceMs',
+      5000
+    ),
+  }
+}
+
 function fraction(value: unknown, key: string): number {
   if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
     fail(`Invalid "${key}" in ${FILE}: use a fraction between 0 and 1`)
@@ -170,13 +196,15 @@ function mountPath(path: string | undefined): string {
  * connection unless one is named; the memory store is for tests.
  */
 export const stores = {
-  database(options: { connection?: string } = {}): ConsoleStoreFactory {
+  database(options: { connection?: string; writerThread?: boolean } = {}): ConsoleStoreFactory {
     return {
       driver: 'database',
       resolver: async (app) => {
         const { LucidConsoleStore } = await import('./stores/lucid.ts')
         const db = await app.container.make('lucid.db')
-        return new LucidConsoleStore(db, options.connection)
+        return new LucidConsoleStore(db, options.connection, {
+          writerThread: options.writerThread,
+        })
       },
     }
   },
@@ -196,8 +224,8 @@ export const stores = {
  */
 export const watchers = {
   /**
-   * Lucid queries, from the `db:query` event. Turns `debug` on for the
-   * connections it watches (all of them unless listed).
+   * Lucid queries, from the query events of each watched connection's knex
+   * instance (all connections unless listed).
    */
   queries(options: { slowMs?: number; connections?: string[] } = {}): WatcherDescriptor {
     return {
@@ -219,6 +247,23 @@ export const watchers = {
       fail(`Invalid "watchers.logs.level" in ${FILE}: use trace, debug, info, warn, error or fatal`)
     }
     return { name: 'logs', options: { level } }
+  },
+  /**
+   * Outgoing HTTP requests made with `fetch` or `node:http`/`node:https`;
+   * `slowMs` (1000) marks slow ones.
+   */
+  http(options: { slowMs?: number } = {}): WatcherDescriptor {
+    return {
+      name: 'http',
+      options: { slowMs: positiveInteger(options.slowMs, 'watchers.http.slowMs', 1000) },
+    }
+  },
+  /**
+   * Atrium's own features, from their `atrium:<feature>:<event>` diagnostics
+   * channels: payment webhook deliveries for now.
+   */
+  features(): WatcherDescriptor {
+    return { name: 'features', options: {} }
   },
 }
 
@@ -268,6 +313,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
     resolveUser: config.resolveUser ?? defaultResolveUser,
     exceptions: { captureHttp4xx: config.exceptions?.captureHttp4xx ?? false },
     slowRequestMs: positiveInteger(config.slowRequestMs, 'slowRequestMs', 1000),
+    overloadProtection: resolveOverload(config.overloadProtection),
     buffer: {
       maxEntries,
       flushAt: Math.max(

@@ -2,11 +2,14 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import type { Logger } from '@adonisjs/core/logger'
 import { ConsoleGates } from './http/gates.ts'
 import { pruneEntries } from './pruner.ts'
+import { OverloadMonitor } from './overload.ts'
 import { ConsoleRecorder } from './recorder.ts'
 import { DashboardSessions } from './session.ts'
 import type { ConsoleStore, PruneResult } from './stores/contract.ts'
 import type { ResolvedConsoleConfig } from './types.ts'
 import { ExceptionWatcher } from './watchers/exception_watcher.ts'
+import { FeatureWatcher } from './watchers/feature_watcher.ts'
+import { HttpClientWatcher } from './watchers/http_client_watcher.ts'
 import { LogWatcher } from './watchers/log_watcher.ts'
 import { QueryWatcher } from './watchers/query_watcher.ts'
 import { RequestWatcher } from './watchers/request_watcher.ts'
@@ -22,9 +25,12 @@ export class ConsoleManager {
   readonly sessions?: DashboardSessions
   readonly gates: ConsoleGates
   readonly requestWatcher: RequestWatcher
+  /** The event-loop watch behind `overloadProtection`, absent when it is off */
+  readonly overload?: OverloadMonitor
   #exceptionWatcher: ExceptionWatcher
   #queryWatchers: QueryWatcher[] = []
   #logWatcher?: LogWatcher
+  #others: { uninstall(): void }[] = []
   #app: ApplicationService
   #started = false
 
@@ -42,8 +48,36 @@ export class ConsoleManager {
       ? new DashboardSessions(config.dashboardAuth, config.path, logger)
       : undefined
     this.gates = new ConsoleGates(config, this.sessions, app.inProduction, logger)
-    this.requestWatcher = new RequestWatcher(config, this.recorder)
+    this.requestWatcher = new RequestWatcher(config, this.recorder, {
+      customIp: typeof app.config.get('app.http.getIp', undefined) === 'function',
+    })
     this.#exceptionWatcher = new ExceptionWatcher(config, this.recorder)
+    if (config.overloadProtection) {
+      this.overload = new OverloadMonitor(
+        config.overloadProtection,
+        (paused) => {
+          this.recorder.paused = paused
+        },
+        logger
+      )
+    }
+  }
+
+  /** What `GET {path}/api/health` reports about recording */
+  recorderState() {
+    const overload = this.overload
+    return {
+      state: this.recorder.paused ? 'paused' : 'running',
+      pausedSince: overload?.pausedSince ?? null,
+      pauses: overload?.pauses ?? 0,
+      eventLoopLagP99Ms: overload?.lastLagMs ?? null,
+      overloadProtection: this.config.overloadProtection,
+      pending: this.recorder.pending,
+      written: this.recorder.written,
+      dropped: this.recorder.dropped,
+      failed: this.recorder.failed,
+      exceptionsWhilePaused: this.recorder.exceptionsWhilePaused,
+    }
   }
 
   /** Installs the watchers and starts the flush timer (web and test environments) */
@@ -54,17 +88,23 @@ export class ConsoleManager {
     for (const watcher of this.config.watchers) {
       if (watcher.name === 'queries') {
         const query = new QueryWatcher(this.config, this.recorder, watcher.options)
-        query.install(
-          await this.#app.container.make('emitter'),
-          await this.#app.container.make('lucid.db')
-        )
+        query.install(await this.#app.container.make('lucid.db'))
         this.#queryWatchers.push(query)
       } else if (watcher.name === 'logs') {
         this.#logWatcher = new LogWatcher(this.config, this.recorder, watcher.options)
-        this.#logWatcher.install()
+        this.#logWatcher.install(await this.#app.container.make('logger'))
+      } else if (watcher.name === 'http') {
+        const http = new HttpClientWatcher(this.config, this.recorder, watcher.options)
+        http.install()
+        this.#others.push(http)
+      } else if (watcher.name === 'features') {
+        const features = new FeatureWatcher(this.config, this.recorder)
+        features.install()
+        this.#others.push(features)
       }
     }
     this.recorder.start()
+    this.overload?.start()
   }
 
   /** Deletes what `prune` in config/console.ts says is too old or too many */
@@ -74,9 +114,11 @@ export class ConsoleManager {
 
   /** Stops recording and writes what is buffered */
   async shutdown() {
+    this.overload?.stop()
     this.#exceptionWatcher.uninstall()
     for (const watcher of this.#queryWatchers) watcher.uninstall()
     this.#logWatcher?.uninstall()
+    for (const watcher of this.#others) watcher.uninstall()
     await this.recorder.stop()
     await this.store.close?.()
   }

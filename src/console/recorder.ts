@@ -8,9 +8,6 @@ import type { ConsoleEntry, ResolvedConsoleConfig } from './types.ts'
 /** An entry as a watcher hands it over; the recorder assigns id, batch and time */
 export type NewEntry = Omit<ConsoleEntry, 'id' | 'batchId' | 'createdAt'> & { id?: string }
 
-/** Rows written per insert statement inside a flush's transaction */
-export const INSERT_CHUNK = 200
-
 /**
  * Collects entries from the watchers without slowing the request: entries
  * wait in their batch until the request ends, then in a bounded memory
@@ -34,6 +31,10 @@ export class ConsoleRecorder {
   failed = 0
   /** Entries written */
   written = 0
+  /** Recording is a no-op while the app is overloaded (see overload.ts) */
+  paused = false
+  /** Exceptions seen while paused: not recorded, only counted */
+  exceptionsWhilePaused = 0
 
   constructor(config: ResolvedConsoleConfig, store: ConsoleStore, logger?: Logger) {
     this.#config = config
@@ -69,6 +70,10 @@ export class ConsoleRecorder {
    */
   record(entry: NewEntry, batch = batchStorage.getStore()) {
     if (!this.#config.enabled || batch?.ignored) return
+    if (this.paused) {
+      if (entry.type === 'exception') this.exceptionsWhilePaused++
+      return
+    }
     const full: ConsoleEntry = {
       ...entry,
       id: entry.id ?? entryId(),
@@ -96,7 +101,7 @@ export class ConsoleRecorder {
    * Queries repeated with the same SQL and bindings are marked duplicates.
    */
   commit(batch: RecordingBatch, options: { failing?: boolean } = {}) {
-    if (batch.ignored || batch.entries.length === 0) return
+    if (batch.ignored || batch.entries.length === 0 || this.paused) return
     const keep =
       batch.failing || options.failing || Math.random() < (this.#config.sampling.request ?? 1)
     if (!keep) {
@@ -166,19 +171,26 @@ export class ConsoleRecorder {
   }
 }
 
+/**
+ * Marks queries repeated with the same SQL and bindings. Bindings are only
+ * compared among queries that share their SQL, which is the rare case.
+ */
 function markDuplicates(entries: ConsoleEntry[]) {
-  const counts = new Map<string, number>()
-  const keyOf = (entry: ConsoleEntry) =>
-    `${entry.content.sql}\u0000${JSON.stringify(entry.content.bindings ?? [])}`
+  const bySql = new Map<unknown, ConsoleEntry[]>()
   for (const entry of entries) {
     if (entry.type !== 'query') continue
-    const key = keyOf(entry)
-    counts.set(key, (counts.get(key) ?? 0) + 1)
+    const group = bySql.get(entry.content.sql)
+    if (group) group.push(entry)
+    else bySql.set(entry.content.sql, [entry])
   }
-  for (const entry of entries) {
-    if (entry.type !== 'query') continue
-    const count = counts.get(keyOf(entry))!
-    if (count > 1) {
+  for (const group of bySql.values()) {
+    if (group.length < 2) continue
+    const keys = group.map((entry) => JSON.stringify(entry.content.bindings ?? []))
+    const counts = new Map<string, number>()
+    for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1)
+    for (const [index, entry] of group.entries()) {
+      const count = counts.get(keys[index])!
+      if (count < 2) continue
       entry.content.duplicates = count
       if (!entry.tags.includes('duplicate')) entry.tags.push('duplicate')
     }

@@ -58,12 +58,18 @@ export function redactHeaders(
   bounds: Bounds
 ): Record<string, string> {
   const copy: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name]
     if (value === undefined) continue
+    // node gives incoming header names in lower case already
     const lower = name.toLowerCase()
-    copy[lower] = bounds.headers.includes(lower)
-      ? REDACTED
-      : truncate(Array.isArray(value) ? value.join(', ') : String(value), bounds)
+    if (bounds.headers.includes(lower)) {
+      copy[lower] = REDACTED
+      continue
+    }
+    const text =
+      typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : String(value)
+    copy[lower] = text.length > bounds.maxStringLength ? truncate(text, bounds) : text
   }
   return copy
 }

@@ -6,7 +6,7 @@ import type { ConsoleStore } from './stores/contract.ts'
 export type Duration = string | number
 
 /** Kinds of entries this version records */
-export const ENTRY_TYPES = ['request', 'query', 'exception', 'log'] as const
+export const ENTRY_TYPES = ['request', 'query', 'exception', 'log', 'http', 'feature'] as const
 export type EntryType = (typeof ENTRY_TYPES)[number]
 
 /** What a `session`, `login` or `resolveUser` hook returns for a user */
@@ -124,6 +124,11 @@ export interface ConsoleConfig {
   exceptions?: { captureHttp4xx?: boolean }
   /** A request at least this long is slow and always kept, 1000 ms by default */
   slowRequestMs?: number
+  /**
+   * Pause recording while the event loop lags: `true` (200 ms p99, 5000 ms
+   * startup grace), `false`, or the two numbers
+   */
+  overloadProtection?: boolean | { maxEventLoopLagMs?: number; startupGraceMs?: number }
   /** In-memory buffer between the request and the store */
   buffer?: {
     maxEntries?: number
@@ -173,6 +178,7 @@ export interface ResolvedConsoleConfig {
   resolveUser: (ctx: HttpContext) => ConsoleSessionUser | null | undefined
   exceptions: { captureHttp4xx: boolean }
   slowRequestMs: number
+  overloadProtection: false | { maxEventLoopLagMs: number; startupGraceMs: number }
   buffer: {
     maxEntries: number
     maxEntriesPerBatch: number

@@ -7,9 +7,19 @@ import type { AsaasGatewayOptions } from './drivers/asaas.ts'
 import type { EfiGatewayOptions } from './drivers/efi.ts'
 import type { FakeGatewayOptions } from './drivers/fake.ts'
 import type { InfinitePayGatewayOptions } from './drivers/infinitepay.ts'
+import type { LemonSqueezyGatewayOptions } from './drivers/lemonsqueezy.ts'
+import type { MercadoPagoGatewayOptions } from './drivers/mercadopago.ts'
+import type { PagarmeGatewayOptions } from './drivers/pagarme.ts'
 import type { PagBankGatewayOptions } from './drivers/pagbank.ts'
+import type { RazorpayGatewayOptions } from './drivers/razorpay.ts'
+import type { SquareGatewayOptions } from './drivers/square.ts'
 import type { StripeGatewayOptions } from './drivers/stripe.ts'
 import type { WooviGatewayOptions } from './drivers/woovi.ts'
+import type { PaddleGatewayOptions } from './drivers/paddle.ts'
+import type { PolarGatewayOptions } from './drivers/polar.ts'
+import type { DodoPaymentsGatewayOptions } from './drivers/dodopayments.ts'
+import type { PayPalGatewayOptions } from './drivers/paypal.ts'
+import type { MollieGatewayOptions } from './drivers/mollie.ts'
 import { importOptional } from '../shared/optional_import.ts'
 import { GATEWAY_DECLARATIONS, verificationOf, type GatewayName } from './drivers/declarations.ts'
 import type {
@@ -104,10 +114,60 @@ export const gateways = {
       const { InfinitePayDriver } = await import('./drivers/infinitepay.ts')
       return new InfinitePayDriver(options)
     }),
+  paddle: (options: PaddleGatewayOptions = {}) =>
+    gateway('paddle', options, async () => {
+      const { PaddleDriver } = await import('./drivers/paddle.ts')
+      return new PaddleDriver(options)
+    }),
+  polar: (options: PolarGatewayOptions = {}) =>
+    gateway('polar', options, async () => {
+      const { PolarDriver } = await import('./drivers/polar.ts')
+      return new PolarDriver(options)
+    }),
+  dodopayments: (options: DodoPaymentsGatewayOptions = {}) =>
+    gateway('dodopayments', options, async () => {
+      const { DodoPaymentsDriver } = await import('./drivers/dodopayments.ts')
+      return new DodoPaymentsDriver(options)
+    }),
+  paypal: (options: PayPalGatewayOptions = {}) =>
+    gateway('paypal', options, async () => {
+      const { PayPalDriver } = await import('./drivers/paypal.ts')
+      return new PayPalDriver(options)
+    }),
+  mollie: (options: MollieGatewayOptions = {}) =>
+    gateway('mollie', options, async () => {
+      const { MollieDriver } = await import('./drivers/mollie.ts')
+      return new MollieDriver(options)
+    }),
   fake: (options: FakeGatewayOptions = {}) =>
     gateway('fake', options, async () => {
       const { FakeDriver } = await import('./drivers/fake.ts')
       return new FakeDriver(options)
+    }),
+  lemonsqueezy: (options: LemonSqueezyGatewayOptions = {}) =>
+    gateway('lemonsqueezy', options, async () => {
+      const { LemonSqueezyDriver } = await import('./drivers/lemonsqueezy.ts')
+      return new LemonSqueezyDriver(options)
+    }),
+  mercadopago: (options: MercadoPagoGatewayOptions = {}) =>
+    gateway('mercadopago', options, async () => {
+      const { MercadoPagoDriver } = await import('./drivers/mercadopago.ts')
+      return new MercadoPagoDriver(options)
+    }),
+  pagarme: (options: PagarmeGatewayOptions = {}) =>
+    gateway('pagarme', options, async () => {
+      const { PagarmeDriver } = await import('./drivers/pagarme.ts')
+      return new PagarmeDriver(options)
+    }),
+  razorpay: (options: RazorpayGatewayOptions = {}) =>
+    gateway('razorpay', options, async () => {
+      const { RazorpayDriver } = await import('./drivers/razorpay.ts')
+      return new RazorpayDriver(options)
+    }),
+  square: (options: SquareGatewayOptions = {}) =>
+    gateway('square', options, async () => {
+      const { SquareDriver } = await import('./drivers/square.ts')
+      return new SquareDriver(options)
     }),
 }
 

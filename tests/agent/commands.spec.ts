@@ -38,6 +38,10 @@ test.group('Agent commands and configure', () => {
       await agentInstaller.install(command, await command.createCodemods())
     }
     await assert.fileContains('config/agent.ts', 'actorResolver: actors.auth()')
+    // The provider package is named, not imported: a missing one is a boot error, not a crash
+    const published = await fs.contents('config/agent.ts')
+    assert.include(published, "model: models.anthropic('claude-sonnet-4-5', {")
+    assert.notMatch(published, /from '@ai-sdk\//)
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
     assert.lengthOf(files, 6, JSON.stringify(files))

@@ -49,7 +49,7 @@ test.group('Agent config', () => {
     [
       'a missing model',
       { model: undefined as any },
-      "Missing \"model\" in config/agent.ts. Set an AI SDK model, for example model: createOpenAI({ apiKey: env.get('OPENAI_API_KEY') })('gpt-4.1-mini')",
+      "Missing \"model\" in config/agent.ts. Set an AI SDK model, for example model: models.anthropic('claude-sonnet-4-5', { apiKey: env.get('ANTHROPIC_API_KEY') })",
     ],
     [
       'a missing actorResolver',

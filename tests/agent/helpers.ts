@@ -43,24 +43,44 @@ function actorHeaders(actor: TestActor) {
  * SDK provider of the chosen wire format.
  */
 export async function agentApp(
-  options: { wire?: Wire; includeUsage?: boolean; config?: Partial<AgentConfigInput> } = {}
+  options: {
+    wire?: Wire
+    includeUsage?: boolean
+    config?: Partial<AgentConfigInput>
+    /** The model, built once the fake listens (default: the wire's real provider) */
+    model?: (fake: FakeModelServer) => AgentConfigInput['model']
+    /** A second instance: the first one's fake model, and its tables (already created) */
+    sharedWith?: { fake: FakeModelServer }
+    /** More providers (e.g. @adonisjs/redis) and their config files */
+    providers?: (() => Promise<any>)[]
+    appConfig?: Record<string, unknown>
+  } = {}
 ) {
   const test = getActiveTest()!
-  const fake = await new FakeModelServer().start()
-  test.cleanup(() => fake.close())
+  let fake: FakeModelServer
   const db = await createDatabase()
-  await migrateStubs(db, 'agent')
-  test.cleanup(() => dropStubTables(db, 'agent'))
+  if (options.sharedWith) {
+    fake = options.sharedWith.fake
+  } else {
+    fake = await new FakeModelServer().start()
+    test.cleanup(() => fake.close())
+    await migrateStubs(db, 'agent')
+    test.cleanup(() => dropStubTables(db, 'agent'))
+  }
 
   const testApp = await setupApp({
     database: true,
     providers: [
       () => import('./exception_handler_provider.ts'),
+      ...(options.providers ?? []),
       () => import('../../providers/agent_provider.ts'),
     ],
     config: {
+      ...options.appConfig,
       agent: defineConfig({
-        model: fakeProviderModel(fake, options.wire ?? 'openai', options.includeUsage),
+        model:
+          options.model?.(fake) ??
+          fakeProviderModel(fake, options.wire ?? 'openai', options.includeUsage),
         actorResolver: actors.header(),
         modelMaxRetries: 0,
         ...options.config,

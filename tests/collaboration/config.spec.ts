@@ -66,19 +66,43 @@ test.group('Collaboration config and patterns', () => {
   test('engines have their real names; the neutral aliases still read', ({ assert }) => {
     assert.equal(normalizeConfig({ engine: 'crdt_a' }).engine, 'yjs')
     assert.equal(normalizeConfig({ engine: 'yjs' }).engine, 'yjs')
+    assert.equal(normalizeConfig({ engine: 'crdt_b' }).engine, 'automerge')
+    assert.equal(normalizeConfig({ engine: 'automerge' }).engine, 'automerge')
   })
 
-  test('an engine this release does not serve is refused, naming the served ones', ({ assert }) => {
-    for (const engine of ['automerge', 'partykit', 'partyserver', 'crdt_b', 'hosted_a']) {
+  test('an engine that does not exist is refused, naming the engines', ({ assert }) => {
+    assert.throws(
+      () => normalizeConfig({ engine: 'quill' as any }),
+      /Invalid "engine" in config\/collaboration.ts: "quill" is not an engine. Use "yjs", "automerge", "partykit", "partyserver"/
+    )
+    assert.throws(
+      () => normalizeConfig({ documents: { 'a/:id': { engine: 'crdt_z' as any } } }),
+      /Invalid "documents\["a\/:id"\].engine".*"crdt_z" is not an engine/
+    )
+  })
+
+  test('a hosted engine needs the worker host and the token secret, named with the fix', ({
+    assert,
+  }) => {
+    for (const engine of ['partykit', 'partyserver', 'hosted_a', 'hosted_b'] as const) {
       assert.throws(
-        () => normalizeConfig({ engine: engine as any }),
-        /Invalid "engine" in config\/collaboration.ts: the "\w+" engine is not served by this release. Use "yjs"/
+        () => normalizeConfig({ engine }),
+        /Missing "hosted.roomHost" in config\/collaboration.ts: "engine" is "party(kit|server)".*Run: node ace collaboration:init --engine=party(kit|server)/
       )
     }
     assert.throws(
-      () => normalizeConfig({ documents: { 'a/:id': { engine: 'automerge' } } }),
-      /Invalid "documents\["a\/:id"\].engine".*not served.*"yjs"/
+      () => normalizeConfig({ engine: 'partyserver', hosted: { roomHost: 'rooms.test' } }),
+      /Missing "hosted.jwtSecret"/
     )
+    assert.throws(
+      () => normalizeConfig({ documents: { 'a/:id': { engine: 'partykit' } } }),
+      /Missing "hosted.roomHost".*"documents\["a\/:id"\].engine" is "partykit"/
+    )
+    const config = normalizeConfig({
+      engine: 'hosted_b',
+      hosted: { roomHost: 'rooms.test', jwtSecret: 'jwt' },
+    })
+    assert.equal(config.engine, 'partyserver')
   })
 
   test('patterns match by segment and extract params', ({ assert }) => {

@@ -34,16 +34,19 @@ test.group('Collaboration configure', () => {
     assert.equal(rc.split('collaboration_provider').length - 1, 1)
   })
 
-  test('collaboration:init refuses an engine this release does not serve, without a prompt', async ({
+  test('collaboration:init refuses an engine that does not exist, without a prompt', async ({
     assert,
     fs,
   }) => {
     const ace = await setupConsoleApp(fs)
-    for (const engine of ['automerge', 'hosted_a', 'partyserver', 'crdt_z']) {
+    for (const engine of ['crdt_z', 'quill']) {
       const command = await ace.create(CollaborationInit, [`--engine=${engine}`, '--no-install'])
       await command.exec()
       assert.equal(command.exitCode, 1, engine)
-      assert.match(command.logger.getLogs().at(-1)!.message, /Use --engine=yjs/)
+      assert.match(
+        command.logger.getLogs().at(-1)!.message,
+        /Use --engine=yjs or --engine=automerge or --engine=partykit or --engine=partyserver/
+      )
     }
     await assert.fileNotExists('config/collaboration.ts')
     // no --install/--no-install and no terminal: the packages are listed, not installed
@@ -51,6 +54,48 @@ test.group('Collaboration configure', () => {
     await command.exec()
     assert.equal(command.exitCode, 0, command.error?.message)
     await assert.fileContains('config/collaboration.ts', "engine: 'yjs'")
+  })
+
+  test('collaboration:init --engine=partyserver publishes the hosted config and scaffolds the room worker once', async ({
+    assert,
+    fs,
+  }) => {
+    const ace = await setupConsoleApp(fs)
+    await fs.create('collaboration-worker/src/server.ts', '// edited by the team')
+    const command = await ace.create(CollaborationInit, ['--engine=hosted_b', '--no-install'])
+    await command.exec()
+    assert.equal(command.exitCode, 0, command.error?.message)
+    await assert.fileContains('config/collaboration.ts', "engine: 'partyserver'")
+    await assert.fileContains('config/collaboration.ts', "jwtSecret: env.get('COLLAB_JWT_SECRET')")
+    await assert.fileContains('start/env.ts', 'COLLAB_WORKER_SECRET: Env.schema.string()')
+    await assert.fileContains(
+      'collaboration-worker/wrangler.jsonc',
+      '"class_name": "AtriumDocument"'
+    )
+    await assert.fileContains('collaboration-worker/src/atrium.ts', 'verifyAtriumToken')
+    // a worker the team edited is kept
+    assert.equal(await fs.contents('collaboration-worker/src/server.ts'), '// edited by the team')
+    assert.isTrue(
+      command.logger.getLogs().some((log) => log.message.includes('wrangler secret put'))
+    )
+  })
+
+  test('collaboration:init --engine=partykit scaffolds the PartyKit room into --worker-dir', async ({
+    assert,
+    fs,
+  }) => {
+    const ace = await setupConsoleApp(fs)
+    const command = await ace.create(CollaborationInit, [
+      '--engine=partykit',
+      '--worker-dir=rooms',
+      '--no-install',
+    ])
+    await command.exec()
+    assert.equal(command.exitCode, 0, command.error?.message)
+    await assert.fileContains('config/collaboration.ts', "engine: 'partykit'")
+    await assert.fileContains('rooms/partykit.json', '"main": "src/server.ts"')
+    await assert.fileContains('rooms/src/server.ts', "from 'y-partykit'")
+    await assert.fileContains('rooms/src/atrium.ts', 'verifyAtriumToken')
   })
 
   test('make:collab-document writes a collection that denies until its rule is written, and registers it', async ({

@@ -1,34 +1,10 @@
 import { test } from '@japa/runner'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { exited, startChildServer } from './child_server.ts'
 import { FileSystemStorage } from '../../src/collaboration/storage/file_system.ts'
 import { connectClient, sleep, storedText } from './helpers.ts'
 
-const fixture = fileURLToPath(new URL('./fixtures/server.ts', import.meta.url))
-
-async function startServer(directory: string, mode: 'log' | 'no-log') {
-  const child = spawn(process.execPath, ['--import=@poppinss/ts-exec', fixture, directory, mode], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'test' },
-  })
-  const port = await new Promise<number>((resolve, reject) => {
-    let output = ''
-    child.stdout!.on('data', (chunk) => {
-      output += chunk
-      const match = output.match(/PORT=(\d+)/)
-      if (match) {
-        resolve(Number(match[1]))
-      }
-    })
-    child.on('exit', (code) => reject(new Error(`server exited early with ${code}`)))
-  })
-  return { child, wsBase: `ws://127.0.0.1:${port}/collaboration` }
-}
-
-function exited(child: ChildProcess) {
-  return new Promise<NodeJS.Signals | number | null>((resolve) =>
-    child.once('exit', (code, signal) => resolve(signal ?? code))
-  )
+function startServer(directory: string, mode: 'log' | 'no-log') {
+  return startChildServer('server.ts', [directory, mode])
 }
 
 test.group('Collaboration durability (server in a child process)', () => {

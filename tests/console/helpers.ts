@@ -55,7 +55,10 @@ export async function consoleApp(
         () => import('../../providers/console_provider.ts'),
         async () => ({ default: AppExceptionHandlerProvider }),
       ],
-      config: { console: defineConfig(options.config ?? {}) },
+      // a loaded test machine must not pause recording under other tests: overload.spec.ts turns it on
+      config: {
+        console: defineConfig({ overloadProtection: false, ...options.config }),
+      },
       routes: async (router) => {
         const config = bodyParserConfig({})
         if (options.bodyparser !== false)

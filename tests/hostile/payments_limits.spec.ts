@@ -126,4 +126,31 @@ test.group('Payments limits: listeners', () => {
     assert.equal(event.status, 'processed')
     assert.includeMembers(seen, ['sync', 'async'])
   })
+
+  test('an emitter whose emit throws synchronously never changes the response or the ledger', async ({
+    assert,
+    cleanup,
+  }) => {
+    const app = await paymentsApp()
+    const emitter = await app.app.container.make('emitter')
+    const emit = emitter.emit
+    let calls = 0
+    // Adonis's own emitter always returns a promise; a replaced one may throw at once
+    emitter.emit = (() => {
+      calls++
+      throw new Error('emitter bug')
+    }) as any
+    cleanup(() => {
+      emitter.emit = emit
+    })
+    const response = await app.deliver(
+      'fake',
+      fakeEvent('evt_s', 'payment.succeeded', { paymentId: 'p_s', amount: 5 })
+    )
+    assert.equal(response.status, 200)
+    assert.deepEqual((await response.json()) as any, { received: true })
+    const [event] = await app.rows('events')
+    assert.equal(event.status, 'processed')
+    assert.isAbove(calls, 0)
+  })
 })

@@ -48,6 +48,12 @@ test.group('Payments configure', () => {
     assert.equal(rc.split('adonis-atrium/providers/payments_provider').length, 2)
     await assert.fileContains('start/env.ts', 'STRIPE_WEBHOOK_SECRET: Env.schema.string.optional()')
     await assert.fileContains('start/env.ts', 'ADYEN_HMAC_KEY: Env.schema.string.optional()')
+    await assert.fileContains('start/env.ts', 'PAYPAL_WEBHOOK_ID: Env.schema.string.optional()')
+    await assert.fileContains('start/env.ts', 'SQUARE_WEBHOOK_URL: Env.schema.string.optional()')
+    await assert.fileContains(
+      'config/payments.ts',
+      "// pagarme: gateways.pagarme({ secretKey: env.get('PAGARME_SECRET_KEY') }),"
+    )
     await assert.fileContains('.env', 'STRIPE_WEBHOOK_SECRET')
   }).timeout(60_000)
 })

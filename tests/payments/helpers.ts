@@ -9,7 +9,7 @@ import { defineConfig, gateways } from '../../src/payments/main.ts'
 import type { PaymentsConfig } from '../../src/payments/types.ts'
 import { TABLES } from '../../src/payments/store.ts'
 import { signedWebhook, type SignedWebhook } from '../../src/payments/testing.ts'
-import { infinitePayStandIn } from './stand_ins.ts'
+import { infinitePayStandIn, mercadoPagoStandIn } from './stand_ins.ts'
 
 export const { publicKey: WOOVI_PUBLIC_KEY, privateKey: WOOVI_PRIVATE_KEY } = generateKeyPairSync(
   'rsa',
@@ -31,10 +31,18 @@ export const CREDENTIALS = {
   efi: { webhookHmac: 'efi-hmac-value' },
   infinitepay: { handle: 'atrium-test' },
   fake: { webhookSecret: 'fake-secret' },
+  lemonsqueezy: { webhookSecret: 'lemon-signing-secret' },
+  mercadopago: { webhookSecret: 'mp-webhook-secret', accessToken: 'APP_USR-test-token' },
+  pagarme: { secretKey: 'sk_test_pagarme' },
+  razorpay: { webhookSecret: 'razorpay-webhook-secret' },
+  square: {
+    signatureKey: 'square-signature-key',
+    notificationUrl: 'https://shop.example/payments/webhook/square',
+  },
 }
 
 export function allProviders(
-  options: { infinitePayApi?: string } = {}
+  options: { infinitePayApi?: string; mercadoPagoApi?: string } = {}
 ): PaymentsConfig['providers'] {
   return {
     stripe: gateways.stripe({ webhookSecret: CREDENTIALS.stripe.webhookSecret }),
@@ -49,6 +57,14 @@ export function allProviders(
       apiBaseUrl: options.infinitePayApi,
     }),
     fake: gateways.fake({ secret: CREDENTIALS.fake.webhookSecret }),
+    lemonsqueezy: gateways.lemonsqueezy({ signingSecret: CREDENTIALS.lemonsqueezy.webhookSecret }),
+    mercadopago: gateways.mercadopago({
+      ...CREDENTIALS.mercadopago,
+      apiBaseUrl: options.mercadoPagoApi,
+    }),
+    pagarme: gateways.pagarme(CREDENTIALS.pagarme),
+    razorpay: gateways.razorpay(CREDENTIALS.razorpay),
+    square: gateways.square(CREDENTIALS.square),
   }
 }
 
@@ -78,6 +94,7 @@ export async function paymentsApp(
 ) {
   const db = await billingTables()
   const infinitepay = await infinitePayStandIn(CREDENTIALS.infinitepay.handle)
+  const mercadopago = await mercadoPagoStandIn(CREDENTIALS.mercadopago.accessToken)
   const testApp = await setupApp({
     database: true,
     providers: [
@@ -86,7 +103,10 @@ export async function paymentsApp(
     ],
     config: {
       payments: defineConfig({
-        providers: allProviders({ infinitePayApi: infinitepay.url }),
+        providers: allProviders({
+          infinitePayApi: infinitepay.url,
+          mercadoPagoApi: mercadopago.url,
+        }),
         ...options.config,
       }),
     },
@@ -130,7 +150,7 @@ export async function paymentsApp(
     post(provider, signedWebhook(provider, payload, CREDENTIALS[provider] as any))
   const rows = (table: keyof typeof TABLES) =>
     db.connection().from(TABLES[table]).select('*').orderBy('id', 'asc')
-  return { ...testApp, db, post, deliver, rows, infinitepay }
+  return { ...testApp, db, post, deliver, rows, infinitepay, mercadopago }
 }
 
 function safeJson(text: string): Record<string, any> | undefined {

@@ -93,3 +93,26 @@ export async function infinitePayStandIn(handle: string) {
     },
   }
 }
+
+/**
+ * Mercado Pago's API as the driver reads it: `GET /v1/payments/:id`,
+ * `/preapproval/:id` and `/v1/chargebacks/:id` with the bearer token, answering
+ * the resources registered with `set()` and 404 otherwise.
+ */
+export async function mercadoPagoStandIn(accessToken: string) {
+  const resources = new Map<string, unknown>()
+  const standIn = await gatewayStandIn(({ method, url, headers }) => {
+    if (headers.authorization !== `Bearer ${accessToken}`) {
+      return { status: 401, body: { message: 'invalid_token' } }
+    }
+    const resource = method === 'GET' ? resources.get(url) : undefined
+    return resource ? { body: resource } : { status: 404, body: { message: 'not_found' } }
+  })
+  return {
+    ...standIn,
+    /** Registers the current state of a resource at its API path */
+    set(path: string, resource: unknown) {
+      resources.set(path, resource)
+    },
+  }
+}

@@ -1,9 +1,13 @@
 /**
  * Drives collaboration servers from the benchmark process: starts each in a
- * child process, and connects light protocol clients (y-websocket wire
- * protocol, or Hocuspocus' document-prefixed variant with its auth message).
+ * child process, and connects light protocol clients (the y-websocket wire
+ * protocol, or `@hocuspocus/provider`'s: document-prefixed frames after its
+ * auth message, checked byte for byte against the provider by `wire_check.ts`).
+ * Writers only send; observers apply what they receive, so 100 clients in one
+ * process can offer tens of thousands of updates per second.
  */
 import { fork, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
 import * as Y from 'yjs'
@@ -22,6 +26,8 @@ export interface ServerStats {
   external: number
   cpu: { user: number; system: number }
   openDocuments: number
+  /** When the answer arrived (the benchmark's clock, ms) */
+  at: number
 }
 
 export interface RunningServer {
@@ -35,8 +41,12 @@ export interface RunningServer {
 const entry = fileURLToPath(new URL('./server_process.ts', import.meta.url))
 
 export async function startServer(kind: ServerKind, mode = 'storage'): Promise<RunningServer> {
+  // COLLAB_CPU_PROF=atrium writes a CPU profile of that server per run into tmp/collab-profile
+  const profile = (process.env.COLLAB_CPU_PROF ?? '').split(',').includes(kind)
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.COLLAB_CPU_PROF_DIR ?? 'tmp/collab-profile'}`]
+    : []
   const child = fork(entry, [kind, mode], {
-    execArgv: ['--import=@poppinss/ts-exec', '--expose-gc'],
+    execArgv: ['--import=@poppinss/ts-exec', '--expose-gc', ...profile],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     env: { ...process.env, NODE_ENV: 'production' },
   })
@@ -62,7 +72,7 @@ export async function startServer(kind: ServerKind, mode = 'storage'): Promise<R
         const listener = (message: any) => {
           if (message?.id === id) {
             child.off('message', listener)
-            resolve(message)
+            resolve({ ...message, at: performance.now() })
           }
         }
         child.on('message', listener)
@@ -71,8 +81,10 @@ export async function startServer(kind: ServerKind, mode = 'storage'): Promise<R
     },
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGKILL')
+      child.send({ cmd: 'exit' })
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
       await exited
+      clearTimeout(timer)
     },
   }
 }
@@ -86,11 +98,32 @@ function frame(prefix: string | null, write: (encoder: encoding.Encoder) => void
   return encoding.toUint8Array(encoder)
 }
 
+/** The version `@hocuspocus/provider` writes after the token of its auth message */
+export const PROVIDER_VERSION = readVersion('@hocuspocus/provider')
+
+/** The installed version of a package, read from its package.json */
+export function readVersion(name: string): string {
+  const path = fileURLToPath(new URL(`../../../node_modules/${name}/package.json`, import.meta.url))
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version
+}
+
+export interface AwarenessEntry {
+  clientId: number
+  clock: number
+  state: string
+}
+
 export interface ClientOptions {
   /** Applies incoming updates to a Y.Doc (observers); writers only send */
   observe?: boolean
   onUpdate?: (doc: Y.Doc) => void
+  /** Called with every awareness entry received */
+  onAwareness?: (entry: AwarenessEntry) => void
+  /** The token's user; each client is its own user by default */
+  userId?: string
 }
+
+let nextUser = 0
 
 /**
  * One connected client: its own Y.Doc, sync handled, updates sent as they happen.
@@ -140,12 +173,58 @@ export class BenchClient {
     )
   }
 
+  #readAwareness(decoder: decoding.Decoder) {
+    const onAwareness = this.#options.onAwareness
+    if (!onAwareness) {
+      return
+    }
+    const inner = decoding.createDecoder(decoding.readVarUint8Array(decoder))
+    const count = decoding.readVarUint(inner)
+    for (let index = 0; index < count; index++) {
+      const clientId = decoding.readVarUint(inner)
+      const clock = decoding.readVarUint(inner)
+      onAwareness({ clientId, clock, state: decoding.readVarString(inner) })
+    }
+  }
+
+  /**
+   * What a provider sends when its socket opens. Hocuspocus: the auth message
+   * (token, then the provider's version), sync step 1, and the awareness of
+   * the local state (`{}`), as `@hocuspocus/provider` does. y-websocket: sync
+   * step 1.
+   */
+  openingFrames(): Uint8Array[] {
+    const step1 = frame(this.#prefix, (encoder) => {
+      encoding.writeVarUint(encoder, 0)
+      syncProtocol.writeSyncStep1(encoder, this.doc)
+    })
+    if (this.#prefix === null) {
+      return [step1]
+    }
+    const auth = frame(this.#prefix, (encoder) => {
+      encoding.writeVarUint(encoder, 2)
+      encoding.writeVarUint(encoder, 0)
+      encoding.writeVarString(encoder, 'token')
+      encoding.writeVarString(encoder, PROVIDER_VERSION)
+    })
+    const awareness = frame(this.#prefix, (encoder) => {
+      encoding.writeVarUint(encoder, 1)
+      const inner = encoding.createEncoder()
+      encoding.writeVarUint(inner, 1)
+      encoding.writeVarUint(inner, this.doc.clientID)
+      encoding.writeVarUint(inner, 0)
+      encoding.writeVarString(inner, '{}')
+      encoding.writeVarUint8Array(encoder, encoding.toUint8Array(inner))
+    })
+    return [auth, step1, awareness]
+  }
+
   connect(): Promise<void> {
     const path =
       this.#server.kind === 'hocuspocus'
         ? '/'
         : `/collaboration/${this.#docName}?token=${signCollabToken(
-            { userId: 'bench', docName: this.#docName },
+            { userId: this.#options.userId ?? `bench-${++nextUser}`, docName: this.#docName },
             'bench-secret',
             3600
           )}`
@@ -163,6 +242,9 @@ export class BenchClient {
         decoding.readVarString(decoder)
       }
       const type = decoding.readVarUint(decoder)
+      if (type === 1) {
+        this.#readAwareness(decoder)
+      }
       if (type === 0 || type === 4) {
         const syncType = decoding.readVarUint(decoder)
         if (syncType === 0) {
@@ -192,21 +274,9 @@ export class BenchClient {
     })
     return new Promise((resolve, reject) => {
       this.socket.once('open', () => {
-        if (this.#prefix !== null) {
-          this.send(
-            frame(this.#prefix, (encoder) => {
-              encoding.writeVarUint(encoder, 2)
-              encoding.writeVarUint(encoder, 0)
-              encoding.writeVarString(encoder, 'token')
-            })
-          )
+        for (const opening of this.openingFrames()) {
+          this.send(opening)
         }
-        this.send(
-          frame(this.#prefix, (encoder) => {
-            encoding.writeVarUint(encoder, 0)
-            syncProtocol.writeSyncStep1(encoder, this.doc)
-          })
-        )
         resolve()
       })
       this.socket.once('error', reject)

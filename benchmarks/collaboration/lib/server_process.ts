@@ -3,12 +3,13 @@
  * measured alone: `atrium`, `y-websocket` (@y/websocket-server) or
  * `hocuspocus` (@hocuspocus/server). Prints PORT=<n>; answers IPC `stats`.
  */
-import { createServer } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
 const kind = process.argv[2]
 const server = createServer((_request, response) => response.end('ok'))
 let openDocuments: () => number = () => -1
+let listening: Server | undefined
 
 if (kind === 'atrium') {
   const { normalizeConfig } = await import('../../../src/collaboration/define_config.ts')
@@ -53,23 +54,35 @@ if (kind === 'atrium') {
   )
   openDocuments = () => utils.docs.size
 } else if (kind === 'hocuspocus') {
-  const { Hocuspocus } = await import('@hocuspocus/server')
-  const { WebSocketServer } = await import('ws')
-  const hocuspocus = new Hocuspocus({ quiet: true })
-  const wss = new WebSocketServer({ noServer: true })
-  server.on('upgrade', (request, socket, head) =>
-    wss.handleUpgrade(request, socket, head, (ws) => hocuspocus.handleConnection(ws, request))
-  )
-  openDocuments = () => hocuspocus.getDocumentsCount()
+  // its own server, as its docs set it up: `new Server(...)` then `listen()`,
+  // default options (updates and awareness batched per event-loop turn)
+  const { Server } = await import('@hocuspocus/server')
+  const hocuspocus = new Server({
+    port: 0,
+    address: '127.0.0.1',
+    quiet: true,
+    stopOnSignals: false,
+  })
+  await hocuspocus.listen()
+  openDocuments = () => hocuspocus.hocuspocus.getDocumentsCount()
+  listening = hocuspocus.httpServer
 } else {
   throw new Error(`Unknown server kind "${kind}"`)
 }
 
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`PORT=${(server.address() as AddressInfo).port}\n`)
-})
+if (listening) {
+  process.stdout.write(`PORT=${(listening.address() as AddressInfo).port}\n`)
+} else {
+  server.listen(0, '127.0.0.1', () => {
+    process.stdout.write(`PORT=${(server.address() as AddressInfo).port}\n`)
+  })
+}
 
 process.on('message', (message: any) => {
+  if (message?.cmd === 'exit') {
+    // a clean exit writes the CPU profile when run with --cpu-prof
+    process.exit(0)
+  }
   if (message?.cmd === 'stats') {
     for (let index = 0; index < 3; index++) {
       global.gc?.()

@@ -2,122 +2,14 @@ import type { DemoFeature } from './main.ts'
 import { escapeHtml, layout } from './layout.ts'
 import { formatCount, formatDate, formatJson, formatMoney } from './format.ts'
 import {
-  EFI_DEMO_HMAC,
   INFINITEPAY_DEMO_HANDLE,
   handlerLog,
   infinitePayPaid,
-  wooviKeys,
+  paypalDemoCertificate,
 } from './payments_state.ts'
+import { DEMO_GATEWAYS } from './payments_gateways.ts'
 
 const results: { at: string; gateway: string; status: number; body: string }[] = []
-
-/**
- * One realistic delivery per gateway (ids made unique per click).
- */
-function payloadFor(gateway: string, n: string): unknown {
-  switch (gateway) {
-    case 'stripe':
-      return {
-        id: `evt_${n}`,
-        object: 'event',
-        type: 'payment_intent.succeeded',
-        created: Math.floor(Date.now() / 1000),
-        data: {
-          object: {
-            id: `pi_${n}`,
-            amount: 2590,
-            amount_received: 2590,
-            currency: 'brl',
-            metadata: { externalReference: `order-${n}` },
-          },
-        },
-      }
-    case 'abacatepay':
-      return {
-        id: `log_${n}`,
-        event: 'billing.paid',
-        devMode: true,
-        data: {
-          billing: { id: `bill_${n}`, amount: 4200, metadata: { externalReference: `order-${n}` } },
-        },
-      }
-    case 'asaas':
-      return {
-        id: `evt_${n}`,
-        event: 'PAYMENT_RECEIVED',
-        payment: {
-          id: `pay_${n}`,
-          value: 129.9,
-          status: 'RECEIVED',
-          externalReference: `order-${n}`,
-        },
-      }
-    case 'woovi':
-      return {
-        event: 'OPENPIX:CHARGE_COMPLETED',
-        charge: {
-          status: 'COMPLETED',
-          value: 1500,
-          correlationID: `order-${n}`,
-          identifier: `chg_${n}`,
-        },
-        pix: { endToEndId: `E${n}`, value: 1500, time: new Date().toISOString() },
-      }
-    case 'pagbank':
-      return {
-        id: `ORDE_${n}`,
-        reference_id: `order-${n}`,
-        charges: [
-          {
-            id: `CHAR_${n}`,
-            status: 'PAID',
-            amount: {
-              value: 9990,
-              currency: 'BRL',
-              summary: { total: 9990, paid: 9990, refunded: 0 },
-            },
-          },
-        ],
-      }
-    case 'adyen':
-      return {
-        live: 'false',
-        notificationItems: [
-          {
-            NotificationRequestItem: {
-              amount: { currency: 'EUR', value: 1130 },
-              eventCode: 'AUTHORISATION',
-              merchantAccountCode: 'DemoMerchant',
-              merchantReference: `order-${n}`,
-              pspReference: `psp${n}`,
-              success: 'true',
-            },
-          },
-        ],
-      }
-    case 'efi':
-      return {
-        pix: [
-          {
-            endToEndId: `E${n}`,
-            txid: `demo${n}`.padEnd(30, '0'),
-            valor: '110.50',
-            horario: new Date().toISOString(),
-          },
-        ],
-      }
-    case 'infinitepay':
-      return {
-        invoice_slug: `inv-${n}`,
-        amount: 1000,
-        paid_amount: 1000,
-        transaction_nsu: `tx-${n}`,
-        order_nsu: `order-${n}`,
-      }
-    default:
-      return {}
-  }
-}
 
 /** The fake gateway walks one payment through all ten canonical types */
 function fakeSequence(n: string) {
@@ -217,7 +109,7 @@ function table(rows: Record<string, any>[], columns: Column[], total = rows.leng
  */
 export const payments: DemoFeature = {
   title: 'Payment webhooks',
-  description: 'Signed deliveries from eight gateways, an idempotent ledger and billing tables.',
+  description: `Signed deliveries from ${DEMO_GATEWAYS.length} gateways, an idempotent ledger and billing tables.`,
   path: '/payments',
   routes(router) {
     // Stands in for InfinitePay's public payment check, answering as documented
@@ -238,27 +130,24 @@ export const payments: DemoFeature = {
       }
     )
 
+    // Stands in for PayPal's certificate host: the demo signs PayPal deliveries with this certificate's key
+    router.get('/v1/notifications/certs/CERT-atrium-demo', async ({ response }) => {
+      response.header('content-type', 'text/plain')
+      return paypalDemoCertificate.get().certificate
+    })
+
     router.post('/payments/demo/send/:gateway', async ({ params, response }) => {
       const { default: env } = await import('../start/env.ts')
       const { signedWebhook } = await import('adonis-atrium/payments/testing')
       const forged = String(params.gateway) === 'infinitepay-forged'
       const gateway = forged ? 'infinitepay' : String(params.gateway)
       const n = `${Date.now()}${Math.floor(Math.random() * 1000)}`
-      const credentials = {
-        webhookSecret:
-          gateway === 'abacatepay'
-            ? env.get('ABACATEPAY_WEBHOOK_SECRET')
-            : gateway === 'fake'
-              ? 'demo-fake-secret'
-              : env.get('STRIPE_WEBHOOK_SECRET'),
-        publicKey: env.get('ABACATEPAY_PUBLIC_KEY'),
-        webhookToken:
-          gateway === 'asaas' ? env.get('ASAAS_WEBHOOK_TOKEN') : env.get('PAGBANK_WEBHOOK_TOKEN'),
-        hmacKey: env.get('ADYEN_HMAC_KEY'),
-        // Only Woovi signs with a private key here (PagBank's would be an EC key)
-        privateKey: gateway === 'woovi' ? wooviKeys.privateKey : undefined,
-        webhookHmac: EFI_DEMO_HMAC,
+      const listed = DEMO_GATEWAYS.find((entry) => entry.name === gateway)
+      if (gateway !== 'fake' && !listed?.payload) {
+        return response.redirect('/payments')
       }
+      const credentials =
+        gateway === 'fake' ? { webhookSecret: 'demo-fake-secret' } : listed!.credentials!(env)
       if (gateway === 'infinitepay' && !forged) {
         // The customer really paid: InfinitePay's check will confirm it
         infinitePayPaid.set(`tx-${n}`, {
@@ -271,7 +160,7 @@ export const payments: DemoFeature = {
       const deliveries =
         gateway === 'fake'
           ? fakeSequence(n).map((event) => signedWebhook('fake', event, credentials))
-          : [signedWebhook(gateway, payloadFor(gateway, n), credentials)]
+          : [signedWebhook(gateway, listed!.payload!(n), credentials)]
       for (const delivery of deliveries) {
         const query = delivery.query ? `?${new URLSearchParams(delivery.query)}` : ''
         const answer = await fetch(
@@ -311,30 +200,19 @@ export const payments: DemoFeature = {
         latest('billing_subscriptions'),
         latest('billing_audit_events'),
       ])
-      const gateways = [
-        'stripe',
-        'abacatepay',
-        'asaas',
-        'woovi',
-        'pagbank',
-        'adyen',
-        'efi',
-        'infinitepay',
-        'infinitepay-forged',
-        'fake',
-      ]
-      const label = (gateway: string) =>
-        gateway === 'fake'
-          ? 'fake: all ten types'
-          : gateway === 'infinitepay-forged'
-            ? 'infinitepay: forged (not paid)'
-            : gateway
-      const buttons = gateways
-        .map(
-          (gateway) =>
-            `<form class="inline" method="post" action="/payments/demo/send/${escapeHtml(gateway)}"><button${gateway.includes('forged') ? ' class="secondary"' : ''}>${escapeHtml(label(gateway))}</button></form>`
-        )
-        .join(' ')
+      const { gateways: drivers } = await import('adonis-atrium/payments')
+      const built = (name: string) => name in drivers
+      const button = (name: string, label: string, secondary = false) =>
+        `<form class="inline" method="post" action="/payments/demo/send/${escapeHtml(name)}"><button${secondary ? ' class="secondary"' : ''}>${escapeHtml(label)}</button></form>`
+      const buttons = [
+        ...DEMO_GATEWAYS.map((gateway) =>
+          built(gateway.name) && gateway.payload
+            ? button(gateway.name, gateway.label)
+            : `<button disabled title="not in this build">${escapeHtml(gateway.label)}</button>`
+        ),
+        button('infinitepay-forged', 'InfinitePay: forged (not paid)', true),
+        button('fake', 'fake: all ten types'),
+      ].join(' ')
       return layout(
         'Payment webhooks',
         `<p>Each button signs a delivery exactly as that gateway signs it and posts it to

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
 import type { WebhookEvent } from 'adonis-atrium/payments'
 
@@ -13,6 +14,52 @@ export const wooviKeys = generateKeyPairSync('rsa', {
 
 /** The `hmac` parameter the demo registers on Efí's webhook URL */
 export const EFI_DEMO_HMAC = 'demo-efi-hmac'
+
+/** Development secrets of the gateways the demo signs for itself */
+export const DEMO_SECRETS = {
+  paddle: 'pdl_ntfset_atrium_demo_secret',
+  polar: 'polar_whs_atrium_demo_secret',
+  dodopayments: `whsec_${Buffer.from('atrium-demo-dodo-payments-key-32').toString('base64')}`,
+  paypalWebhookId: 'WH-ATRIUM-DEMO',
+  mollie: 'atrium_demo_mollie_signing_secret',
+}
+
+let paypalCertificate: { privateKey: string; certificate: string } | undefined
+
+/**
+ * The certificate the demo signs PayPal deliveries with and serves at
+ * /v1/notifications/certs/CERT-atrium-demo, made by openssl on first use.
+ */
+export const paypalDemoCertificate = {
+  get() {
+    paypalCertificate ??= makeCertificate()
+    return paypalCertificate
+  },
+  privateKey: () => paypalDemoCertificate.get().privateKey,
+}
+
+function makeCertificate() {
+  const pem = execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      '-',
+      '-out',
+      '-',
+      '-days',
+      '30',
+    ].concat(['-subj', '/CN=messageverificationcerts.paypal.com']),
+    { stdio: ['ignore', 'pipe', 'ignore'] }
+  ).toString()
+  const block = (name: string) =>
+    new RegExp(`-----BEGIN ${name}-----[\\s\\S]+?-----END ${name}-----\\n`).exec(pem)![0]
+  return { privateKey: block('PRIVATE KEY'), certificate: block('CERTIFICATE') }
+}
 
 /** The InfiniteTag the demo checks InfinitePay payments with */
 export const INFINITEPAY_DEMO_HANDLE = 'atrium-demo'

@@ -1,5 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { AgentReplayGoneException } from '../errors.ts'
+import { AgentNotFoundException, AgentReplayGoneException } from '../errors.ts'
 import type { AgentManager } from '../manager.ts'
 import { today } from '../runner.ts'
 import type { RunRow, ThreadRow } from '../store/contract.ts'
@@ -8,6 +8,7 @@ import {
   parseChatRequest,
   parseDecision,
   parseId,
+  parseMessageId,
   parseResumePoint,
   parseThreadPatch,
 } from './requests.ts'
@@ -148,6 +149,29 @@ export async function deleteThread(ctx: HttpContext) {
   const actor = await agents.actor(ctx)
   const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
   await agents.config.store.softDeleteThread(thread.id)
+  return { ok: true }
+}
+
+/** `POST /agent/threads/:id/fork-from/:messageId`: a new thread branched at the message */
+export async function forkThread(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
+  const forked = await agents.config.store.forkFrom(thread, parseMessageId(ctx.params.messageId))
+  if (!forked) throw new AgentNotFoundException('message')
+  return summary(forked)
+}
+
+/** `DELETE /agent/threads/:id/from/:messageId`: the message and every later one */
+export async function truncateThread(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
+  const truncated = await agents.config.store.truncateFrom(
+    thread.id,
+    parseMessageId(ctx.params.messageId)
+  )
+  if (!truncated) throw new AgentNotFoundException('message')
   return { ok: true }
 }
 

@@ -105,3 +105,11 @@ export function parseDecision(body: unknown, withReason: boolean) {
   }
   return { toolCallId, reason: withReason ? (reason as string | undefined) : undefined }
 }
+
+/** A message id in a route: digits only, else 404 */
+export function parseMessageId(value: unknown): number {
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) {
+    throw new AgentNotFoundException('message')
+  }
+  return Number(value)
+}

@@ -7,7 +7,7 @@ import type { AgentMiddleware, LazyMiddleware, ResolvedAgentConfig } from '../ty
  * lazy imports become a function that makes the class through the container
  * once per request, as Adonis does for its own lazy middleware.
  */
-function toRouteMiddleware(entry: AgentMiddleware): AgentMiddleware {
+export function toRouteMiddleware(entry: AgentMiddleware): AgentMiddleware {
   if (typeof entry !== 'function' || entry.length !== 0) {
     return entry
   }
@@ -39,6 +39,10 @@ export function registerAgentRoutes(
       router.get('threads/:id', controllers.showThread).as('threads.show')
       router.patch('threads/:id', controllers.updateThread).as('threads.update')
       router.delete('threads/:id', controllers.deleteThread).as('threads.destroy')
+      router.post('threads/:id/fork-from/:messageId', controllers.forkThread).as('threads.fork')
+      router
+        .delete('threads/:id/from/:messageId', controllers.truncateThread)
+        .as('threads.truncate')
       router.post('tool-call/approve', controllers.approveToolCall).as('tool_call.approve')
       router.post('tool-call/reject', controllers.rejectToolCall).as('tool_call.reject')
       router.get('quota/today', controllers.quotaToday).as('quota.today')

@@ -1,5 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import type { RunEventLog, RunFrame } from '../run_log.ts'
+import type { RunFrame, RunReader } from '../run_log.ts'
 
 /**
  * Bytes a slow reader may leave unread before its connection is dropped:
@@ -30,7 +30,7 @@ export interface StreamOptions {
  * tail, heartbeat comments, end with the run. Resolves when the stream
  * ends or the client goes away; neither touches the run itself.
  */
-export function streamRunLog(ctx: HttpContext, log: RunEventLog | null, options: StreamOptions) {
+export function streamRunLog(ctx: HttpContext, log: RunReader | null, options: StreamOptions) {
   const response = ctx.response.response
   // Headers other middleware set through Adonis (CORS, request id) go out with the stream
   ctx.response.relayHeaders()

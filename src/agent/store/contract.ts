@@ -1,4 +1,10 @@
+import type { LucidGovernanceQueries } from '../governance/queries.ts'
 import type { ModelToolCall, TokenUsage } from '../model/port.ts'
+
+/** The reads of the governance API (the Lucid store provides them) */
+export type GovernanceQueries = {
+  [Key in keyof LucidGovernanceQueries]: LucidGovernanceQueries[Key]
+}
 
 /** One conversation of one actor */
 export interface ThreadRow {
@@ -79,12 +85,21 @@ export interface UsageRow extends TokenUsage {
  * shipped; the interface is what another backend implements.
  */
 export interface AgentStore {
+  /** The governance API's reads; without them its routes answer 501 */
+  governance?: GovernanceQueries
   createThread(input: { actorRef: string; title: string | null }): Promise<ThreadRow>
   /** A live (not deleted) thread, or null */
   findThread(id: string): Promise<ThreadRow | null>
   listThreads(actorRef: string): Promise<ThreadRow[]>
   updateThread(id: string, patch: { title?: string; defaultAgent?: string | null }): Promise<void>
   softDeleteThread(id: string): Promise<void>
+  /** Deletes the thread's messages from `messageId` on; false when the message is not in it */
+  truncateFrom(threadId: string, messageId: number): Promise<boolean>
+  /**
+   * A new thread of the same actor, title and default agent with copies of
+   * the messages up to and including `messageId`; null when it is not in the thread
+   */
+  forkFrom(source: ThreadRow, messageId: number): Promise<ThreadRow | null>
 
   appendMessage(
     input: Omit<MessageRow, 'id' | 'createdAt' | 'toolCalls' | 'toolResults'> &

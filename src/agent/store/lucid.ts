@@ -2,83 +2,17 @@ import { randomUUID } from 'node:crypto'
 import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { AgentConfigException } from '../errors.ts'
+import { AGENT_TABLES, json, message, run, thread, toolCall } from './lucid_rows.ts'
 import type {
   AgentStore,
+  GovernanceQueries,
   MessageRow,
   RunRow,
-  ThreadRow,
-  ToolCallRow,
   UsageRow,
+  ThreadRow,
 } from './contract.ts'
 
-/** The gateway's tables, as the migration stubs create them */
-export const AGENT_TABLES = {
-  threads: 'agent_threads',
-  messages: 'agent_messages',
-  runs: 'agent_runs',
-  toolCalls: 'agent_tool_calls',
-  usage: 'agent_usage',
-  quota: 'agent_quota',
-} as const
-
-/** Reads a stored date the same way on every dialect (SQLite keeps epoch ms) */
-export function toDate(value: unknown): Date | null {
-  if (value === null || value === undefined) return null
-  if (value instanceof Date) return value
-  const date = new Date(
-    typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : (value as string)
-  )
-  return Number.isNaN(date.getTime()) ? null : date
-}
-
-function json(value: unknown) {
-  return value === undefined ? null : JSON.stringify(value)
-}
-
-function parse(value: unknown): any {
-  return value === null || value === undefined ? null : JSON.parse(String(value))
-}
-
-function thread(row: any): ThreadRow {
-  return {
-    id: row.id,
-    actorRef: row.actor_ref,
-    title: row.title,
-    defaultAgent: row.default_agent,
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  }
-}
-
-function run(row: any): RunRow {
-  return {
-    id: row.id,
-    threadId: row.thread_id,
-    actorRef: row.actor_ref,
-    agentName: row.agent_name,
-    status: row.status,
-    errorCode: row.error_code,
-    steps: Number(row.steps),
-    createdAt: toDate(row.created_at),
-    finishedAt: toDate(row.finished_at),
-  }
-}
-
-function toolCall(row: any): ToolCallRow {
-  return {
-    id: Number(row.id),
-    runId: row.run_id,
-    threadId: row.thread_id,
-    actorRef: row.actor_ref,
-    toolCallId: row.tool_call_id,
-    toolName: row.tool_name,
-    status: row.status,
-    input: parse(row.input),
-    output: parse(row.output),
-    errorCode: row.error_code,
-    executionMs: row.execution_ms === null ? null : Number(row.execution_ms),
-  }
-}
+export { AGENT_TABLES, toDate } from './lucid_rows.ts'
 
 /**
  * The agent store on Lucid: one class for SQLite, PostgreSQL and MariaDB.
@@ -89,6 +23,7 @@ function toolCall(row: any): ToolCallRow {
 export class LucidAgentStore implements AgentStore {
   #db: Database
   #connection?: string
+  governance?: GovernanceQueries
 
   constructor(db: Database, connection?: string) {
     this.#db = db
@@ -158,6 +93,61 @@ export class LucidAgentStore implements AgentStore {
       .update({ deleted_at: now, updated_at: now })
   }
 
+  async truncateFrom(threadId: string, messageId: number) {
+    return this.#client.transaction(async (trx) => {
+      const found = await trx
+        .from(AGENT_TABLES.messages)
+        .where('thread_id', threadId)
+        .where('id', messageId)
+        .first()
+      if (!found) return false
+      await trx
+        .from(AGENT_TABLES.messages)
+        .where('thread_id', threadId)
+        .where('id', '>=', messageId)
+        .delete()
+      await trx.from(AGENT_TABLES.threads).where('id', threadId).update({ updated_at: new Date() })
+      return true
+    })
+  }
+
+  async forkFrom(source: ThreadRow, messageId: number) {
+    return this.#client.transaction(async (trx) => {
+      const rows = await trx
+        .from(AGENT_TABLES.messages)
+        .where('thread_id', source.id)
+        .where('id', '<=', messageId)
+        .orderBy('id', 'asc')
+      if (!rows.length || Number(rows.at(-1).id) !== messageId) return null
+      const now = new Date()
+      const forked = {
+        id: randomUUID(),
+        actor_ref: source.actorRef,
+        title: source.title,
+        default_agent: source.defaultAgent,
+        created_at: now,
+        updated_at: now,
+      }
+      await trx.insertQuery().table(AGENT_TABLES.threads).insert(forked)
+      // Copies keep their order (ids ascend with the insert) and their original times
+      await trx
+        .insertQuery()
+        .table(AGENT_TABLES.messages)
+        .multiInsert(
+          rows.map((row: any) => ({
+            thread_id: forked.id,
+            run_id: row.run_id,
+            role: row.role,
+            content: row.content,
+            tool_calls: row.tool_calls,
+            tool_results: row.tool_results,
+            created_at: row.created_at,
+          }))
+        )
+      return thread(forked)
+    })
+  }
+
   async appendMessage(input: Parameters<AgentStore['appendMessage']>[0]): Promise<MessageRow> {
     const createdAt = new Date()
     const [inserted] = await this.#client
@@ -195,16 +185,7 @@ export class LucidAgentStore implements AgentStore {
       .from(AGENT_TABLES.messages)
       .where('thread_id', threadId)
       .orderBy('id', 'asc')
-    return rows.map((row: any): MessageRow => ({
-      id: Number(row.id),
-      threadId: row.thread_id,
-      runId: row.run_id,
-      role: row.role,
-      content: row.content,
-      toolCalls: parse(row.tool_calls),
-      toolResults: parse(row.tool_results),
-      createdAt: toDate(row.created_at),
-    }))
+    return rows.map(message)
   }
 
   async createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>) {

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { WebSocket } from 'ws'
 import type { CollaborationLimits } from '../limits.ts'
+import type { DocumentCluster } from '../cluster/redis_cluster.ts'
 import type {
   CollabConnectionContext,
   CollabDocumentSeed,
@@ -36,6 +37,8 @@ export interface CollabEngineHost {
   maxWait: number
   appendInterval: number
   limits: CollaborationLimits
+  /** Shares open documents with the other app instances (multiInstance) */
+  cluster?: DocumentCluster
   /** The declaration's `load` for a never-stored document (null without one) */
   seed(docName: string): Promise<CollabDocumentSeed>
   onJoin(session: CollabSession): void
@@ -67,6 +70,11 @@ export interface CollabEngine {
   replaceContent(docName: string, state: Uint8Array): Promise<void>
   /** Characters added and removed going from `a` to `b` */
   diff(a: Uint8Array, b: Uint8Array): { added: number; removed: number }
+  /**
+   * Engines whose versions are points of their history (Automerge's heads)
+   * mark one and return its id and state; others get a UUID and the state
+   */
+  versionPoint?(docName: string): Promise<{ id: string; state: Uint8Array }>
   openDocuments(): string[]
   /** Persists every dirty document */
   flushAll(): Promise<void>

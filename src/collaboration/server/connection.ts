@@ -131,6 +131,36 @@ function onGuardedError(this: WebSocket, error: Error) {
   setTimeout(() => this.terminate(), CLOSE_GRACE_MS).unref()
 }
 
+/**
+ * A binary message framed once for every receiver: server frames are not
+ * masked, so the same bytes (RFC 6455 header and payload) go to each socket.
+ */
+export interface SharedFrame {
+  payload: Uint8Array
+  wire: Buffer
+}
+
+export function sharedFrame(payload: Uint8Array): SharedFrame {
+  const length = payload.byteLength
+  const headerBytes = length < 126 ? 2 : length < 65_536 ? 4 : 10
+  const wire = Buffer.allocUnsafe(headerBytes + length)
+  // FIN and the binary opcode; no mask bit from a server
+  wire[0] = 0x82
+  if (length < 126) {
+    wire[1] = length
+  } else if (length < 65_536) {
+    wire[1] = 126
+    wire.writeUInt16BE(length, 2)
+  } else {
+    wire[1] = 127
+    wire.writeBigUInt64BE(BigInt(length), 2)
+  }
+  wire.set(payload, headerBytes)
+  return { payload, wire }
+}
+
+const SEND_OPTIONS = { binary: true, compress: false }
+
 const GUARD = Symbol('atrium:collab:guard')
 type GuardedSocket = WebSocket & { [GUARD]: SocketGuard }
 
@@ -144,6 +174,8 @@ export class SocketGuard {
   #messages: TokenBucket
   #queries: TokenBucket
   #maxBuffered: number
+  /** The upgraded TCP socket, written to directly with pre-framed messages */
+  #raw?: Duplex
 
   /**
    * `messages` is the user's budget (`UserBudgets`); without one, the
@@ -155,9 +187,11 @@ export class SocketGuard {
     readonly socket: WebSocket,
     limits: CollaborationLimits,
     messages?: TokenBucket,
-    onPolicyClose?: () => void
+    onPolicyClose?: () => void,
+    raw?: Duplex
   ) {
     this.#onPolicyClose = onPolicyClose
+    this.#raw = raw
     ;(socket as GuardedSocket)[GUARD] = this
     socket.on('error', onGuardedError)
     this.#messages = messages ?? new TokenBucket(limits.messagesPerSecond, limits.messageBurst)
@@ -200,19 +234,32 @@ export class SocketGuard {
    * `maxBufferedBytes` queued, the socket is closed with 4408 instead.
    */
   send(frame: Uint8Array) {
+    this.sendShared(sharedFrame(frame))
+  }
+
+  /**
+   * `send` for a frame built once for many receivers. With the upgraded TCP
+   * socket at hand its bytes are written straight to it: the server's
+   * WebSocketServer never compresses and only sends buffers, so ws writes
+   * every frame of its own synchronously and never holds one half-written.
+   * A write that fails errors the TCP socket, which ws closes (the room then
+   * drops the connection).
+   */
+  sendShared(frame: SharedFrame) {
     const socket = this.socket
     if (this.closed || socket.readyState !== 1) {
       return
     }
-    if (socket.bufferedAmount + frame.byteLength > this.#maxBuffered) {
+    if (socket.bufferedAmount + frame.wire.byteLength > this.#maxBuffered) {
       this.close(CLOSE_CODES.slowConsumer, 'slow consumer: not reading its messages')
       return
     }
-    socket.send(frame, { binary: true, compress: false }, (error) => {
-      if (error) {
-        socket.terminate()
-      }
-    })
+    const raw = this.#raw
+    if (raw && raw.writable) {
+      raw.write(frame.wire)
+    } else {
+      socket.send(frame.payload, SEND_OPTIONS)
+    }
   }
 
   /**

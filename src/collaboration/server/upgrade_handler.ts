@@ -154,7 +154,8 @@ export class UpgradeHandler {
         ws,
         this.#target.config.limits,
         this.#budgets.for(context.userId),
-        () => this.#budgets.penalize(context.userId)
+        () => this.#budgets.penalize(context.userId),
+        socket
       )
       this.#accept(ws, guard, request, docName, context).catch((error) => {
         reportCollaborationError({ scope: 'authorize', operation: 'handshake', docName, error })

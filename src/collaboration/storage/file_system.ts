@@ -7,6 +7,7 @@ import type {
   CollabComment,
   CollabVersion,
   CollaborationStorage,
+  MergeUpdates,
   ListPageOptions,
   StoredDocument,
 } from '../types.ts'
@@ -142,9 +143,16 @@ export class FileSystemStorage implements CollaborationStorage {
     })
   }
 
-  async compactDocument(docName: string, state: Uint8Array) {
+  async compactDocument(docName: string, state: Uint8Array, merge?: MergeUpdates) {
     await this.#exclusive(`${docName}\0log`, async () => {
       await mkdir(this.#folder(docName), { recursive: true })
+      if (merge) {
+        const stored = await this.loadDocument(docName)
+        const parts = [stored?.state, ...(stored?.updates ?? []), state].filter(
+          (part): part is Uint8Array => Boolean(part?.byteLength)
+        )
+        state = parts.length > 1 ? merge(parts) : state
+      }
       // state first: a crash between the two steps replays updates already in the state, which is harmless
       await writeAtomically(join(this.#folder(docName), 'state.bin'), state)
       await rm(join(this.#folder(docName), 'updates.log'), { force: true })

@@ -2,6 +2,7 @@ import type {
   CollabComment,
   CollabVersion,
   CollaborationStorage,
+  MergeUpdates,
   ListPageOptions,
   StoredDocument,
 } from '../types.ts'
@@ -37,8 +38,10 @@ export class InMemoryCollaborationStorage implements CollaborationStorage {
     }
   }
 
-  async compactDocument(docName: string, state: Uint8Array) {
-    await this.saveDocument(docName, state)
+  async compactDocument(docName: string, state: Uint8Array, merge?: MergeUpdates) {
+    const stored = this.#documents.get(docName)
+    const parts = stored ? [stored.state, ...stored.updates, state].filter((p) => p.byteLength) : []
+    await this.saveDocument(docName, merge && parts.length > 1 ? merge(parts) : state)
   }
 
   async listVersions(docName: string, page?: ListPageOptions) {

@@ -8,10 +8,12 @@ import type {
   CollabComment,
   CollabVersion,
   CollaborationStorage,
+  MergeUpdates,
   ListPageOptions,
   StoredDocument,
 } from '../types.ts'
 import { pageBounds } from './paging.ts'
+import { bytes, compactStoredDocument } from './relational_compaction.ts'
 
 /**
  * Names of the tables, from one prefix (`collab_` by default).
@@ -71,13 +73,6 @@ export interface RelationalStorageOptions {
   connection?: string
   /** Table prefix, `collab_` by default */
   tablePrefix?: string
-}
-
-function bytes(value: unknown): Uint8Array {
-  if (value instanceof Uint8Array) {
-    return new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
-  }
-  return new Uint8Array(Buffer.from(value as string))
 }
 
 function commentFromRow(row: any): CollabComment {
@@ -181,29 +176,9 @@ export class RelationalCollaborationStorage implements CollaborationStorage {
       .insert({ document_name: docName, update: Buffer.from(update) })
   }
 
-  async compactDocument(docName: string, state: Uint8Array) {
+  async compactDocument(docName: string, state: Uint8Array, merge?: MergeUpdates) {
     assertDocumentName(docName)
-    const client = await this.#client()
-    await client.transaction(async (trx) => {
-      const lastUpdate = await trx
-        .from(this.tables.updates)
-        .where('document_name', docName)
-        .max('id as id')
-        .first()
-      await trx.from(this.tables.documents).where('name', docName).delete()
-      await trx.table(this.tables.documents).insert({
-        name: docName,
-        state: Buffer.from(state),
-        updated_at: new Date().toISOString(),
-      })
-      if (lastUpdate?.id !== null && lastUpdate?.id !== undefined) {
-        await trx
-          .from(this.tables.updates)
-          .where('document_name', docName)
-          .where('id', '<=', lastUpdate.id)
-          .delete()
-      }
-    })
+    await compactStoredDocument(await this.#client(), this.tables, docName, state, merge)
   }
 
   async listVersions(docName: string, page?: ListPageOptions) {

@@ -1,6 +1,7 @@
 import type { Database } from '@adonisjs/lucid/database'
-import ConsoleEntryModel, { prepareTags } from '../models/console_entry.ts'
-import { INSERT_CHUNK } from '../recorder.ts'
+import ConsoleEntryModel from '../models/console_entry.ts'
+import { INSERT_CHUNK, insertEntries, serialiseChunks, SQLITE_INSERT } from './bulk_insert.ts'
+import { SqliteWriter } from './sqlite_writer.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
 import type { ConsoleStore, EntryListQuery, EntryPage, PruneStep } from './contract.ts'
 
@@ -39,15 +40,25 @@ function entryOf(model: ConsoleEntryModel): ConsoleEntry {
 /**
  * Entries in `console_entries` through the `ConsoleEntryModel` Lucid model,
  * on the app's default connection or the one named in `stores.database()`.
- * A flush is one transaction of multi-row inserts.
+ * A flush is one transaction of bulk inserts (see bulk_insert.ts).
  */
 export class LucidConsoleStore implements ConsoleStore {
   #db: Database
   #connection?: string
+  #writer?: SqliteWriter
 
-  constructor(db: Database, connection?: string) {
+  constructor(db: Database, connection?: string, options: { writerThread?: boolean } = {}) {
     this.#db = db
     this.#connection = connection
+    if (options.writerThread !== false) {
+      const config = db.manager.get(connection ?? db.primaryConnectionName)?.config
+      if (config) this.#writer = SqliteWriter.forConnection(config.client, config.connection)
+    }
+  }
+
+  /** True when flushes run on the SQLite writer thread */
+  get threaded() {
+    return this.#writer !== undefined
   }
 
   #client() {
@@ -60,27 +71,15 @@ export class LucidConsoleStore implements ConsoleStore {
 
   async write(entries: ConsoleEntry[]) {
     if (entries.length === 0) return
-    const rows = entries.map((entry) => ({
-      id: entry.id,
-      batch_id: entry.batchId,
-      type: entry.type,
-      summary: entry.summary.slice(0, 255),
-      status: entry.status,
-      method: entry.method,
-      duration_ms: entry.durationMs,
-      slow: entry.slow,
-      tags: prepareTags(entry.tags).slice(0, 255),
-      created_at: entry.createdAt,
-      content: JSON.stringify(entry.content),
-    }))
-    await this.#client().transaction(async (trx) => {
-      for (let index = 0; index < rows.length; index += INSERT_CHUNK) {
-        await trx
-          .insertQuery()
-          .table(ConsoleEntryModel.table)
-          .multiInsert(rows.slice(index, index + INSERT_CHUNK))
-      }
-    })
+    if (this.#writer) return this.#writer.write(SQLITE_INSERT, serialiseChunks(entries))
+    const client = this.#client()
+    // one statement is atomic on its own; more chunks share one transaction
+    if (entries.length <= INSERT_CHUNK) return insertEntries(client, entries)
+    await client.transaction((trx) => insertEntries(trx, entries))
+  }
+
+  async close() {
+    await this.#writer?.close()
   }
 
   async list(query: EntryListQuery): Promise<EntryPage> {

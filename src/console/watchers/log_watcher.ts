@@ -1,10 +1,17 @@
 import { format } from 'node:util'
-import { Logger } from '@adonisjs/core/logger'
+import { Logger, type LoggerManager } from '@adonisjs/core/logger'
 import type { ConsoleRecorder } from '../recorder.ts'
 import { redactValue } from '../redact.ts'
 import type { ResolvedConsoleConfig } from '../types.ts'
 
 const ORIGINAL_LOG = Symbol.for('atrium.console.originalLog')
+/**
+ * Set on the config object of an app's loggers: child loggers share their
+ * parent's config object (a disabled logger's pino instance is shared by every
+ * app, so it cannot carry the mark).
+ */
+const OWNER = Symbol.for('atrium.console.logWatcher')
+const ORIGINAL_CREATE = Symbol.for('atrium.console.originalCreateLogger')
 
 /** Pino's level numbers */
 export const LOG_LEVELS = {
@@ -16,8 +23,6 @@ export const LOG_LEVELS = {
   fatal: 60,
 } as const
 export type LogLevel = keyof typeof LOG_LEVELS
-
-let active: LogWatcher | undefined
 
 /**
  * Records log lines written through the Adonis logger (`logger.info(...)`,
@@ -41,22 +46,42 @@ export class LogWatcher {
     this.#minimum = LOG_LEVELS[options.level ?? 'info']
   }
 
-  /** Wraps `Logger#log` (once per process) and makes this watcher the active one */
-  install() {
-    active = this
+  #manager?: LoggerManager<any>
+
+  /**
+   * Wraps `Logger#log` (once per process) and marks this app's loggers as
+   * recorded by this watcher: the manager's config (so its children,
+   * `ctx.logger` included) and those of loggers it creates later. Another app
+   * in the same process keeps its own loggers, so its lines are not recorded
+   * here.
+   */
+  install(manager: LoggerManager<any>) {
+    this.#manager = manager
+    ;((manager as any).config as any)[OWNER] = this
+    const owned = manager as any
+    if (!owned[ORIGINAL_CREATE]) {
+      const create = owned.createLogger
+      owned[ORIGINAL_CREATE] = create
+      owned.createLogger = function (this: LoggerManager<any>, ...args: unknown[]) {
+        const logger = create.apply(this, args)
+        ;(logger.config as any)[OWNER] = (this.config as any)[OWNER]
+        return logger
+      }
+    }
     const prototype = Logger.prototype as any
     if (prototype[ORIGINAL_LOG]) return
     const original = prototype.log
     prototype[ORIGINAL_LOG] = original
     prototype.log = function (this: Logger, level: string, ...args: unknown[]) {
-      active?.record(level, args)
+      ;(this.config as any)?.[OWNER]?.record(level, args)
       return original.call(this, level, ...args)
     }
   }
 
   /** Stops recording (the wrapper stays and becomes a pass-through) */
   uninstall() {
-    if (active === this) active = undefined
+    const config = (this.#manager as any)?.config
+    if (config?.[OWNER] === this) config[OWNER] = undefined
   }
 
   /** Records one line; never throws */
@@ -64,6 +89,10 @@ export class LogWatcher {
     try {
       const rank = LOG_LEVELS[level as LogLevel]
       if (rank === undefined || rank < this.#minimum) return
+      // the usual line, `logger.info('text')`, arrives as ('text', undefined): no formatting to do
+      if (typeof args[0] === 'string' && args.length <= 2 && args[1] === undefined) {
+        return this.#store(level, args[0], null)
+      }
       // Adonis passes every parameter through, so `logger.info('text')` arrives as ('text', undefined)
       const trimmed = [...args]
       while (trimmed.length > 1 && trimmed[trimmed.length - 1] === undefined) trimmed.pop()
@@ -81,6 +110,14 @@ export class LogWatcher {
         const error = (context as any).err as Error
         context = { ...context, err: { name: error.name, message: error.message } }
       }
+      this.#store(level, message, context)
+    } catch {
+      // recording never fails a log call
+    }
+  }
+
+  #store(level: string, message: string, context: unknown) {
+    try {
       this.#recorder.record({
         type: 'log',
         summary: `${level}: ${message}`.slice(0, 255),

@@ -1,34 +1,50 @@
-import type { Emitter } from '@adonisjs/core/events'
+import { performance } from 'node:perf_hooks'
 import type { Database } from '@adonisjs/lucid/database'
+import { batchStorage, type RecordingBatch } from '../batch.ts'
 import type { ConsoleRecorder } from '../recorder.ts'
 import { redactValue } from '../redact.ts'
 import type { ResolvedConsoleConfig } from '../types.ts'
 
-/** The `db:query` event data Lucid emits for connections with `debug: true` */
-interface QueryEvent {
-  sql: string
+/** What knex passes to its `query`, `query-response` and `query-error` listeners */
+interface KnexQuery {
+  sql?: string
   bindings?: unknown[]
-  connection: string
-  duration?: [number, number]
-  inTransaction?: boolean
-  model?: string
-  error?: Error
+  __knexQueryUid?: string
+  __knexTxId?: string
 }
 
+interface KnexEvents {
+  on(event: string, listener: (...args: any[]) => void): unknown
+  off(event: string, listener: (...args: any[]) => void): unknown
+}
+
+/** A query between its start and its answer */
+interface Started {
+  at: number
+  batch: RecordingBatch | undefined
+}
+
+/** Queries started and not answered yet, per watcher; past this, the oldest is forgotten */
+const MAX_IN_FLIGHT = 10_000
+
 /**
- * Records Lucid queries from the emitter's `db:query` event. Lucid emits it
- * only for connections whose config has `debug: true`, so the watcher turns
- * that flag on for the connections it watches (Lucid reads it each time it
- * creates a query client). The console's own writes run in the ignored batch
- * and are never recorded.
+ * Records Lucid queries from the `query` / `query-response` / `query-error`
+ * events of each connection's knex instance: plain synchronous listeners,
+ * cheaper than Lucid's `db:query` event (which needs `debug: true` and goes
+ * through the app's asynchronous emitter) and without changing the app's
+ * connection config. Connections opened after boot are attached when Lucid
+ * opens them. The console's own queries run in the ignored batch and are never
+ * recorded.
  */
 export class QueryWatcher {
   #config: ResolvedConsoleConfig
   #recorder: ConsoleRecorder
   #slowMs: number
   #connections?: string[]
-  #emitter?: Emitter<any>
-  #listener = (event: QueryEvent) => this.record(event)
+  #inFlight = new Map<string, Started>()
+  #attached: { client: KnexEvents; connection: string; listeners: [string, any][] }[] = []
+  #db?: Database
+  #connect?: (name: string) => void
 
   constructor(
     config: ResolvedConsoleConfig,
@@ -41,48 +57,132 @@ export class QueryWatcher {
     this.#connections = options.connections
   }
 
-  /** Subscribes to `db:query` and turns `debug` on for the watched connections */
-  install(emitter: Emitter<any>, db: Database) {
-    for (const [name, node] of db.manager.connections) {
-      if (this.#connections && !this.#connections.includes(name)) continue
-      node.config.debug = true
-      if (node.connection) node.connection.config.debug = true
+  /** Listens on every open watched connection, and on those Lucid opens later */
+  install(db: Database) {
+    this.#db = db
+    for (const name of db.manager.connections.keys()) this.#attach(name)
+    const manager = db.manager as any
+    const connect = manager.connect
+    this.#connect = connect
+    const watcher = this
+    manager.connect = function (this: unknown, name: string) {
+      const result = connect.call(this, name)
+      watcher.#attach(name)
+      return result
     }
-    this.#emitter = emitter
-    emitter.on('db:query', this.#listener)
   }
 
   uninstall() {
-    this.#emitter?.off('db:query', this.#listener)
+    for (const { client, listeners } of this.#attached) {
+      for (const [event, listener] of listeners) client.off(event, listener)
+    }
+    this.#attached = []
+    this.#seen.clear()
+    if (this.#db && this.#connect) (this.#db.manager as any).connect = this.#connect
+    this.#inFlight.clear()
+  }
+
+  /** Lucid calls `manager.connect` for every query: a connection seen already returns at once */
+  #seen = new Map<string, unknown>()
+
+  #attach(name: string) {
+    const connection = this.#db?.manager.get(name)?.connection
+    if (!connection || this.#seen.get(name) === connection) return
+    this.#seen.set(name, connection)
+    if (this.#connections && !this.#connections.includes(name)) return
+    for (const client of new Set([connection.client, connection.readClient])) {
+      if (!client || this.#attached.some((attached) => attached.client === client)) continue
+      const listeners: [string, any][] = [
+        ['query', (query: KnexQuery) => this.#started(query)],
+        ['query-response', (_: unknown, query: KnexQuery) => this.#finished(name, query)],
+        ['query-error', (error: Error, query: KnexQuery) => this.#finished(name, query, error)],
+      ]
+      for (const [event, listener] of listeners) (client as KnexEvents).on(event, listener)
+      this.#attached.push({ client: client as KnexEvents, connection: name, listeners })
+    }
+  }
+
+  #started(query: KnexQuery) {
+    const batch = batchStorage.getStore()
+    if (batch?.ignored || !this.#config.enabled || !query?.__knexQueryUid) return
+    if (this.#inFlight.size >= MAX_IN_FLIGHT) {
+      this.#inFlight.delete(this.#inFlight.keys().next().value!)
+    }
+    this.#inFlight.set(query.__knexQueryUid, { at: performance.now(), batch })
+  }
+
+  #finished(connection: string, query: KnexQuery, error?: Error) {
+    const uid = query?.__knexQueryUid
+    const started = uid ? this.#inFlight.get(uid) : undefined
+    if (!started) return
+    this.#inFlight.delete(uid!)
+    this.record(
+      {
+        sql: query.sql ?? '',
+        bindings: query.bindings,
+        connection,
+        timeMs: performance.now() - started.at,
+        inTransaction: !!query.__knexTxId,
+        error,
+      },
+      started.batch
+    )
+  }
+
+  /**
+   * Bindings as recorded: the usual short scalars are kept as they are (knex
+   * does not reuse the array), anything else goes through the bounds.
+   */
+  #bindings(bindings: unknown[] | undefined) {
+    if (!bindings) return []
+    const bounds = this.#config.redact
+    if (bindings.length > bounds.maxArrayLength) return redactValue(bindings, bounds)
+    for (const value of bindings) {
+      const kind = typeof value
+      if (kind === 'number' || kind === 'boolean' || value === null) continue
+      if (kind === 'string' && (value as string).length <= bounds.maxStringLength) continue
+      return redactValue(bindings, bounds)
+    }
+    return bindings
   }
 
   /** Records one query; never throws */
-  record(event: QueryEvent) {
+  record(
+    query: {
+      sql: string
+      bindings?: unknown[]
+      connection: string
+      timeMs: number
+      inTransaction: boolean
+      error?: Error
+    },
+    batch?: RecordingBatch
+  ) {
     try {
-      if (this.#connections && !this.#connections.includes(event.connection)) return
-      const timeMs = event.duration ? event.duration[0] * 1000 + event.duration[1] / 1e6 : 0
-      const slow = timeMs >= this.#slowMs
-      const sql = String(event.sql ?? '')
+      const slow = query.timeMs >= this.#slowMs
+      const sql = String(query.sql)
       const tags = slow ? ['slow'] : []
-      if (event.error) tags.push('error')
-      this.#recorder.record({
-        type: 'query',
-        summary: sql.slice(0, 255),
-        status: null,
-        method: null,
-        durationMs: timeMs,
-        slow,
-        tags,
-        content: {
-          sql: sql.length > 20_000 ? `${sql.slice(0, 20_000)}…` : sql,
-          bindings: redactValue(event.bindings ?? [], this.#config.redact),
-          connection: event.connection,
-          inTransaction: !!event.inTransaction,
-          model: event.model ?? null,
-          timeMs,
-          error: event.error ? String(event.error.message) : null,
+      if (query.error) tags.push('error')
+      this.#recorder.record(
+        {
+          type: 'query',
+          summary: sql.slice(0, 255),
+          status: null,
+          method: null,
+          durationMs: query.timeMs,
+          slow,
+          tags,
+          content: {
+            sql: sql.length > 20_000 ? `${sql.slice(0, 20_000)}…` : sql,
+            bindings: this.#bindings(query.bindings),
+            connection: query.connection,
+            inTransaction: query.inTransaction,
+            timeMs: query.timeMs,
+            error: query.error ? String(query.error.message) : null,
+          },
         },
-      })
+        batch
+      )
     } catch {
       // recording never fails a query
     }

@@ -42,10 +42,29 @@ export function captureBody(ctx: HttpContext, config: ResolvedConsoleConfig): un
 export class RequestWatcher {
   #config: ResolvedConsoleConfig
   #recorder: ConsoleRecorder
+  #customIp: boolean
 
-  constructor(config: ResolvedConsoleConfig, recorder: ConsoleRecorder) {
+  /** `customIp`: the app sets `http.getIp`, so the client ip always comes from `request.ip()` */
+  constructor(
+    config: ResolvedConsoleConfig,
+    recorder: ConsoleRecorder,
+    options: { customIp?: boolean } = {}
+  ) {
     this.#config = config
     this.#recorder = recorder
+    this.#customIp = options.customIp ?? false
+  }
+
+  /**
+   * The client ip as `request.ip()` gives it. Without an X-Forwarded-For
+   * header (and without a custom `getIp`) that is the socket's address, read
+   * directly: resolving the proxy chain costs more than recording the request.
+   */
+  #ip(ctx: HttpContext) {
+    if (this.#customIp || ctx.request.request.headers['x-forwarded-for'] !== undefined) {
+      return ctx.request.ip()
+    }
+    return ctx.request.request.socket?.remoteAddress ?? ctx.request.ip()
   }
 
   #isConsoleRoute(url: string) {
@@ -54,7 +73,8 @@ export class RequestWatcher {
   }
 
   async handle(ctx: HttpContext, next: NextFn) {
-    if (!this.#config.enabled) return next()
+    // overloaded: not even a batch (exceptions are still counted by the recorder)
+    if (!this.#config.enabled || this.#recorder.paused) return next()
     const url = ctx.request.url()
     const batch = this.#recorder.openBatch(this.#isConsoleRoute(url))
     batches.set(ctx, batch)
@@ -93,7 +113,7 @@ export class RequestWatcher {
             route: ctx.route?.pattern ?? null,
             status,
             durationMs,
-            ip: ctx.request.ip(),
+            ip: this.#ip(ctx),
             query: redactValue(ctx.request.qs(), this.#config.redact),
             headers: redactHeaders(ctx.request.headers(), this.#config.redact),
             body: captureBody(ctx, this.#config),

@@ -57,7 +57,33 @@ export const GATEWAY_DECLARATIONS = {
   // Without the hmac parameter only mutual TLS in front of the app can vouch for Efí
   efi: declare(['webhookHmac'], 'EFI_WEBHOOK_HMAC', { withoutCredential: 'unsupported' }),
   infinitepay: declare(['handle'], 'INFINITEPAY_HANDLE'),
+  paddle: declare(['webhookSecret'], 'PADDLE_WEBHOOK_SECRET', {
+    packages: ['@paddle/paddle-node-sdk'],
+  }),
+  polar: declare(['webhookSecret'], 'POLAR_WEBHOOK_SECRET', { packages: ['standardwebhooks'] }),
+  dodopayments: declare(['webhookSecret'], 'DODO_PAYMENTS_WEBHOOK_KEY', {
+    packages: ['standardwebhooks'],
+  }),
+  paypal: declare(['webhookId'], 'PAYPAL_WEBHOOK_ID'),
+  // Signed next-gen webhooks need the secret; classic id-only ones the API key to fetch with
+  mollie: declare(['webhookSecret', 'apiKey'], 'MOLLIE_WEBHOOK_SECRET or MOLLIE_API_KEY', {
+    needs: 'any',
+    credential: 'webhookSecret or apiKey',
+    packages: ['@mollie/api-client'],
+  }),
   fake: declare(['secret'], 'FAKE_WEBHOOK_SECRET'),
+  lemonsqueezy: declare(['signingSecret'], 'LEMONSQUEEZY_WEBHOOK_SECRET'),
+  // The access token reads the notified resource: Mercado Pago signs its id, not the body
+  mercadopago: declare(
+    ['webhookSecret', 'accessToken'],
+    'MERCADOPAGO_WEBHOOK_SECRET and MERCADOPAGO_ACCESS_TOKEN'
+  ),
+  pagarme: declare(['secretKey'], 'PAGARME_SECRET_KEY'),
+  razorpay: declare(['webhookSecret'], 'RAZORPAY_WEBHOOK_SECRET'),
+  square: declare(
+    ['signatureKey', 'notificationUrl'],
+    'SQUARE_WEBHOOK_SIGNATURE_KEY and SQUARE_WEBHOOK_URL'
+  ),
 } satisfies Record<string, GatewayDeclaration>
 
 export type GatewayName = keyof typeof GATEWAY_DECLARATIONS

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto'
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import { reject } from '../errors.ts'
 import type { WebhookRequest } from '../types.ts'
 
@@ -87,4 +87,19 @@ export function isoDate(value: unknown): string | null {
   }
   const date = new Date(value)
   return Number.isNaN(date.getTime()) ? null : date.toISOString()
+}
+
+/**
+ * The HMAC of the raw bytes, compared in constant time with the signature
+ * the gateway sent (in the same encoding).
+ */
+export function hmacMatches(
+  algorithm: 'sha1' | 'sha256',
+  key: string | Buffer,
+  payload: string | Buffer,
+  signature: string,
+  encoding: 'hex' | 'base64'
+) {
+  const expected = createHmac(algorithm, key).update(payload).digest(encoding)
+  return safeCompare(expected, encoding === 'hex' ? signature.toLowerCase() : signature)
 }

@@ -11,6 +11,8 @@ export interface AwarenessPeer {
   seq: number
   /** Client ids this connection owns (created on first use) */
   clients?: Set<number>
+  /** The other app instances' clients, relayed through the cluster */
+  remote?: true
 }
 
 interface Entry {
@@ -18,6 +20,8 @@ interface Entry {
   /** JSON of the state, kept encoded: the server relays it without parsing */
   state: string
   owner: AwarenessPeer
+  /** When another instance last relayed it (remote entries only) */
+  seenAt?: number
 }
 
 /** A removed client id: stale relays of it from older connections are ignored */
@@ -37,6 +41,17 @@ const MAX_TOMBSTONES = 10_000
  * Encodes an awareness message from `[clientId, clock, state JSON]` entries.
  */
 export function awarenessFrame(entries: Iterable<[number, number, string]>): Uint8Array {
+  const encoder = encoding.createEncoder()
+  encoding.writeVarUint(encoder, MESSAGE_AWARENESS)
+  encoding.writeVarUint8Array(encoder, awarenessUpdate(entries))
+  return encoding.toUint8Array(encoder)
+}
+
+/**
+ * Encodes the awareness update (y-protocols' encoding, without the message
+ * type) of `[clientId, clock, state JSON]` entries.
+ */
+export function awarenessUpdate(entries: Iterable<[number, number, string]>): Uint8Array {
   const inner = encoding.createEncoder()
   const list = [...entries]
   encoding.writeVarUint(inner, list.length)
@@ -45,10 +60,7 @@ export function awarenessFrame(entries: Iterable<[number, number, string]>): Uin
     encoding.writeVarUint(inner, clock)
     encoding.writeVarString(inner, state)
   }
-  const encoder = encoding.createEncoder()
-  encoding.writeVarUint(encoder, MESSAGE_AWARENESS)
-  encoding.writeVarUint8Array(encoder, encoding.toUint8Array(inner))
-  return encoding.toUint8Array(encoder)
+  return encoding.toUint8Array(inner)
 }
 
 /**
@@ -62,6 +74,8 @@ export class AwarenessRelay {
   readonly entries = new Map<number, Entry>()
   #tombstones = new Map<number, Tombstone>()
   #outgoing?: Map<number, [number, number, string]>
+  /** The part of #outgoing this instance's own connections changed */
+  #outgoingLocal?: Map<number, [number, number, string]>
   #snapshot?: Uint8Array
 
   constructor(readonly limits: CollaborationLimits) {}
@@ -102,20 +116,29 @@ export class AwarenessRelay {
         } else {
           known.clock = clock
           known.state = state
+          if (peer.remote) {
+            known.seenAt = Date.now()
+          }
         }
       } else {
         if (state === 'null' || !this.#mayClaim(peer, clientId, clock)) {
           continue
         }
         const owned = (peer.clients ??= new Set())
-        if (owned.size >= this.limits.maxAwarenessClients) {
+        // the other instances' clients are capped by those instances
+        if (owned.size >= this.limits.maxAwarenessClients && !peer.remote) {
           return CLOSE_CODES.tooLarge
         }
         owned.add(clientId)
         this.#tombstones.delete(clientId)
-        this.entries.set(clientId, { clock, state, owner: peer })
+        this.entries.set(clientId, {
+          clock,
+          state,
+          owner: peer,
+          ...(peer.remote ? { seenAt: Date.now() } : {}),
+        })
       }
-      this.#queue(clientId, clock, state)
+      this.#queue(clientId, clock, state, !peer.remote)
     }
     return null
   }
@@ -165,16 +188,47 @@ export class AwarenessRelay {
       const entry = this.entries.get(clientId)
       if (entry && entry.owner === peer) {
         this.#remove(clientId, entry, entry.clock + 1, joins)
-        this.#queue(clientId, entry.clock + 1, 'null')
+        this.#queue(clientId, entry.clock + 1, 'null', !peer.remote)
         removed = true
       }
     }
     return removed
   }
 
-  #queue(clientId: number, clock: number, state: string) {
+  /**
+   * Removes the other instances' clients not relayed for `maxAgeMs` (their
+   * instance stopped: a live client renews its state every 15 s).
+   */
+  expireRemote(peer: AwarenessPeer, maxAgeMs: number, joins: number): boolean {
+    const oldest = Date.now() - maxAgeMs
+    let removed = false
+    for (const clientId of [...(peer.clients ?? [])]) {
+      const entry = this.entries.get(clientId)
+      if (entry && entry.owner === peer && (entry.seenAt ?? 0) < oldest) {
+        this.#remove(clientId, entry, entry.clock + 1, joins)
+        this.#queue(clientId, entry.clock + 1, 'null', false)
+        removed = true
+      }
+    }
+    return removed
+  }
+
+  #queue(clientId: number, clock: number, state: string, local: boolean) {
     this.#snapshot = undefined
     ;(this.#outgoing ??= new Map()).set(clientId, [clientId, clock, state])
+    if (local && this.tracksLocal) {
+      ;(this.#outgoingLocal ??= new Map()).set(clientId, [clientId, clock, state])
+    }
+  }
+
+  /** Set when another instance needs this instance's changes (multiInstance) */
+  tracksLocal = false
+
+  /** The awareness update (without the message type) of this instance's own changes since the last call */
+  takeLocalOutgoing(): Uint8Array | null {
+    const outgoing = this.#outgoingLocal
+    this.#outgoingLocal = undefined
+    return outgoing?.size ? awarenessUpdate(outgoing.values()) : null
   }
 
   /** The frame of the changes since the last call, or null */
@@ -182,6 +236,14 @@ export class AwarenessRelay {
     const outgoing = this.#outgoing
     this.#outgoing = undefined
     return outgoing?.size ? awarenessFrame(outgoing.values()) : null
+  }
+
+  /** The awareness update of every state this instance's own connections own, or null */
+  localSnapshot(): Uint8Array | null {
+    const local = [...this.entries]
+      .filter(([, entry]) => !entry.owner.remote)
+      .map(([clientId, entry]): [number, number, string] => [clientId, entry.clock, entry.state])
+    return local.length ? awarenessUpdate(local) : null
   }
 
   /** Every current state, encoded once until one changes */
@@ -196,6 +258,7 @@ export class AwarenessRelay {
     this.entries.clear()
     this.#tombstones.clear()
     this.#outgoing = undefined
+    this.#outgoingLocal = undefined
     this.#snapshot = undefined
   }
 }

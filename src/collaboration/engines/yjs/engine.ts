@@ -8,6 +8,7 @@ import type { CollabEngine, CollabEngineHost, CollabSession } from '../engine.ts
 import type { LiveDocumentResult } from '../../types.ts'
 import { diffStrings, docFromState, flatten, replaceDocContent, textOfDoc } from './content.ts'
 import { LOAD_ORIGIN, YjsRoom } from './room.ts'
+import { YjsClusterBinding } from './cluster_binding.ts'
 
 /** Origin of a version restore */
 const RESTORE_ORIGIN = Symbol('atrium:collab:restore')
@@ -28,6 +29,21 @@ export class YjsEngine implements CollabEngine {
   }
 
   async #load(docName: string): Promise<YjsRoom> {
+    // subscribed before the load, so no other instance's update falls between
+    const link = await this.#host.cluster?.open(docName)
+    try {
+      const room = await this.#loadRoom(docName)
+      if (link) {
+        room.cluster = new YjsClusterBinding(room, link)
+      }
+      return room
+    } catch (error) {
+      await link?.close()
+      throw error
+    }
+  }
+
+  async #loadRoom(docName: string): Promise<YjsRoom> {
     const doc = new Y.Doc()
     const stored = await this.#host.storage.loadDocument(docName)
     let initialBytes = 0

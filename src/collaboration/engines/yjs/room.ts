@@ -6,10 +6,14 @@ import * as decoding from 'lib0/decoding'
 import type { WebSocket } from 'ws'
 import debug from '../../debug.ts'
 import { CLOSE_CODES } from '../../server/close_codes.ts'
-import { guardOf, type SocketGuard } from '../../server/connection.ts'
+import { guardOf, sharedFrame } from '../../server/connection.ts'
 import type { CollabEngineHost, CollabSession } from '../engine.ts'
-import { AwarenessRelay, MESSAGE_AWARENESS } from './awareness.ts'
+import { AwarenessRelay, MESSAGE_AWARENESS, type AwarenessPeer } from './awareness.ts'
+import { AdaptiveWindow } from './adaptive_window.ts'
 import { RoomStorage, mergeBounded } from './room_storage.ts'
+import { listen, type Connection } from './room_connection.ts'
+
+export type { Connection } from './room_connection.ts'
 
 const MESSAGE_SYNC = 0
 const MESSAGE_AUTH = 2
@@ -18,47 +22,27 @@ const MESSAGE_QUERY_AWARENESS = 3
 /** Origin of updates read from storage: they are not written back */
 export const LOAD_ORIGIN = Symbol('atrium:collab:load')
 
+/** Origin of updates another app instance applied: that instance stores them */
+export const REMOTE_ORIGIN = Symbol('atrium:collab:remote')
+
 /** Shortest time between two exact measures of a document near its size cap */
 const MEASURE_EVERY_MS = 500
+/** Updates waiting to be applied at most: a larger batch is applied at once */
+const MAX_BATCH = 512
+/** Longest spacing of a document's update frames, and of its awareness frames */
+const UPDATE_WINDOW_CAP_MS = 16
+const AWARENESS_WINDOW_CAP_MS = 5
 
 /** What a room asks of its engine */
 export interface RoomOwner {
   release(room: YjsRoom): void
 }
 
-export interface Connection {
-  socket: WebSocket
-  guard: SocketGuard
-  session: CollabSession
-  room: YjsRoom
-  readOnly: boolean
-  /** Order of arrival in the room */
-  seq: number
-  /** Awareness client ids this connection owns (created on first use) */
-  clients?: Set<number>
-}
-
-/** The connection a socket serves, kept on the socket so listeners need no closure */
-const CONNECTION = Symbol('atrium:collab:connection')
-type ServedSocket = WebSocket & { [CONNECTION]: Connection }
-
-function onSocketMessage(this: WebSocket, data: Buffer) {
-  const connection = (this as ServedSocket)[CONNECTION]
-  if (connection.guard.admit()) {
-    connection.room.receive(connection, data)
-  }
-}
-
-function onSocketClose(this: WebSocket) {
-  const connection = (this as ServedSocket)[CONNECTION]
-  connection.room.leave(connection)
-}
-
 const NO_MESSAGES: Buffer[] = []
 const noop = () => {}
 
-function runBroadcast(room: YjsRoom) {
-  room.broadcast()
+function runDeliver(room: YjsRoom) {
+  room.deliver()
 }
 
 function runAwarenessBroadcast(room: YjsRoom) {
@@ -84,21 +68,27 @@ export class YjsRoom {
   /** Holders other than sockets (manager operations) keeping the room loaded */
   holds = 0
   unloading?: Promise<void>
+  /** The clients of other app instances, as one awareness peer (multiInstance) */
+  readonly remotePeer: AwarenessPeer = { seq: 0, remote: true }
+  /** Told when this instance's presence changes were broadcast (multiInstance) */
+  onAwarenessBroadcast?: () => void
+  /** The link to the other app instances (multiInstance), closed with the room */
+  cluster?: { close(): Promise<void> }
 
   #owner: RoomOwner
   #host: CollabEngineHost
   #joins = 0
+  /** Updates received and not applied yet, and who sent each */
+  #incoming: Uint8Array[] = []
+  #senders: Connection[] = []
+  #incomingBytes = 0
   #outgoing: Uint8Array[] = []
   /** The one connection that wrote the pending batch, null when several (or the server) did */
   #origin: Connection | null | undefined
-  #broadcastScheduled = false
-  #lastBroadcast = 0
-  /** Frames sent in the current and previous 100 ms periods, to detect a busy document */
-  #periodStart = 0
-  #framesInPeriod = 0
-  #framesInPreviousPeriod = 0
+  #deliveryScheduled = false
+  #updateWindow = new AdaptiveWindow(3, UPDATE_WINDOW_CAP_MS)
   #awarenessScheduled = false
-  #lastAwareness = 0
+  #awarenessWindow = new AdaptiveWindow(3, AWARENESS_WINDOW_CAP_MS)
   #fullState?: Uint8Array
   /** Size of the state when last measured, and an upper bound of the growth since */
   #measuredBytes: number
@@ -134,8 +124,11 @@ export class YjsRoom {
     this.#outgoing.push(update)
     const writer = origin instanceof Object && 'socket' in origin ? (origin as Connection) : null
     this.#origin = this.#outgoing.length === 1 ? writer : this.#origin === writer ? writer : null
-    this.#scheduleBroadcast()
-    if (origin !== LOAD_ORIGIN) {
+    this.#scheduleDelivery()
+    if (origin === REMOTE_ORIGIN) {
+      // its instance logs it; this one only compacts it, so it survives that instance
+      this.storage.markDirty(update, false)
+    } else if (origin !== LOAD_ORIGIN) {
       this.storage.markDirty(update)
     }
   }
@@ -148,6 +141,7 @@ export class YjsRoom {
    */
   #fits(bytes: number) {
     const max = this.#host.limits.maxDocumentBytes
+    bytes += this.#incomingBytes
     if (this.#measuredBytes + this.#growthBytes + bytes <= max) {
       return true
     }
@@ -160,81 +154,101 @@ export class YjsRoom {
     return this.#measuredBytes + this.#growthBytes + bytes <= max
   }
 
-  #scheduleBroadcast() {
-    if (this.#broadcastScheduled) {
-      return
-    }
-    // a quiet document sends each update at once, as it arrives; one whose
-    // fan-out passes 60,000 frames/s batches: frames are spaced by up to
-    // 16 ms (0.1 ms per connection), so a burst coalesces into one frame per
-    // receiver instead of one per update
-    const busy = Math.max(this.#framesInPeriod, this.#framesInPreviousPeriod) > 6000
-    if (!busy) {
-      this.broadcast()
-      return
-    }
-    this.#broadcastScheduled = true
-    const window = Math.min(16, this.connections.size * 0.1)
-    const wait = this.#lastBroadcast + window - performance.now()
-    if (wait <= 0) {
-      // setImmediate runs after every socket read of this I/O phase: one frame per batch
-      setImmediate(runBroadcast, this)
-    } else {
-      setTimeout(runBroadcast, wait, this)
+  #scheduleDelivery() {
+    if (!this.#deliveryScheduled) {
+      this.#deliveryScheduled = true
+      this.#updateWindow.schedule(runDeliver, this)
     }
   }
 
-  broadcast() {
-    this.#broadcastScheduled = false
-    const at = performance.now()
-    this.#lastBroadcast = at
-    if (at - this.#periodStart >= 100) {
-      this.#framesInPreviousPeriod = at - this.#periodStart < 200 ? this.#framesInPeriod : 0
-      this.#framesInPeriod = 0
-      this.#periodStart = at
+  /**
+   * Applies the updates received since the last delivery in one transaction
+   * (one state vector, one cleanup and one 'update' event for the batch:
+   * Yjs encodes the batch as one update, no merge needed), then broadcasts.
+   */
+  deliver() {
+    this.#deliveryScheduled = false
+    const start = performance.now()
+    this.applyIncoming()
+    this.broadcast()
+    this.#updateWindow.ran(start, performance.now())
+  }
+
+  applyIncoming() {
+    const updates = this.#incoming
+    if (!updates.length) {
+      return
     }
-    this.#framesInPeriod += this.connections.size
+    const senders = this.#senders
+    this.#incoming = []
+    this.#senders = []
+    this.#incomingBytes = 0
+    const first = senders[0]
+    const origin = senders.every((sender) => sender === first) ? first : null
+    this.doc.transact(() => {
+      for (const [index, update] of updates.entries()) {
+        try {
+          Y.applyUpdate(this.doc, update, origin)
+        } catch (error) {
+          debug('malformed update on "%s": %s', this.name, (error as Error).message)
+          senders[index].guard.close(CLOSE_CODES.malformed, 'malformed message')
+        }
+      }
+    }, origin)
+  }
+
+  broadcast() {
     if (this.#outgoing.length) {
       const updates = this.#outgoing
       const only = this.#origin ?? null
       this.#outgoing = []
       this.#origin = undefined
-      const frame = syncUpdateFrame(updates.length === 1 ? updates[0] : mergeBounded(updates))
+      const frame = sharedFrame(
+        syncUpdateFrame(updates.length === 1 ? updates[0] : mergeBounded(updates))
+      )
       // a batch written by one connection is not echoed back to it
       for (const connection of this.connections) {
         if (connection !== only) {
-          connection.guard.send(frame)
+          connection.guard.sendShared(frame)
         }
       }
     }
   }
 
-  /**
-   * Presence tolerates more delay than edits: its frames to a crowded
-   * document are spaced by up to 100 ms (0.5 ms per connection).
-   */
+  /** Awareness frames are spaced like updates, by at most 5 ms */
   #scheduleAwareness() {
-    if (this.#awarenessScheduled) {
-      return
-    }
-    this.#awarenessScheduled = true
-    const window = Math.min(100, this.connections.size * 0.5)
-    const wait = this.#lastAwareness + window - performance.now()
-    if (wait <= 0) {
-      setImmediate(runAwarenessBroadcast, this)
-    } else {
-      setTimeout(runAwarenessBroadcast, wait, this)
+    if (!this.#awarenessScheduled) {
+      this.#awarenessScheduled = true
+      this.#awarenessWindow.schedule(runAwarenessBroadcast, this)
     }
   }
 
   broadcastAwareness() {
     this.#awarenessScheduled = false
-    this.#lastAwareness = performance.now()
-    const frame = this.awareness.takeOutgoing()
-    if (frame) {
+    const start = performance.now()
+    const payload = this.awareness.takeOutgoing()
+    if (payload) {
+      const frame = sharedFrame(payload)
       for (const connection of this.connections) {
-        connection.guard.send(frame)
+        connection.guard.sendShared(frame)
       }
+    }
+    this.#awarenessWindow.ran(start, performance.now())
+    this.onAwarenessBroadcast?.()
+  }
+
+  /** Presence changes of other app instances' clients, relayed to this one's */
+  applyRemoteAwareness(update: Uint8Array) {
+    this.awareness.apply(this.remotePeer, update, this.#joins)
+    if (this.awareness.pending) {
+      this.#scheduleAwareness()
+    }
+  }
+
+  /** Drops other instances' clients not heard of for `maxAgeMs` (their instance stopped) */
+  expireRemoteAwareness(maxAgeMs: number) {
+    if (this.awareness.expireRemote(this.remotePeer, maxAgeMs, this.#joins)) {
+      this.#scheduleAwareness()
     }
   }
 
@@ -257,6 +271,7 @@ export class YjsRoom {
    * Writes every pending change now; rejects when storage refused it.
    */
   flush() {
+    this.deliver()
     return this.storage.flush()
   }
 
@@ -265,6 +280,8 @@ export class YjsRoom {
   }
 
   destroy() {
+    this.deliver()
+    this.cluster?.close().catch(noop)
     this.storage.destroy()
     this.doc.off('update', this.#onUpdate)
     this.doc.destroy()
@@ -283,9 +300,7 @@ export class YjsRoom {
     }
     this.connections.add(connection)
     session.stopBuffering()
-    ;(socket as ServedSocket)[CONNECTION] = connection
-    socket.on('message', onSocketMessage)
-    socket.on('close', onSocketClose)
+    listen(socket, connection)
 
     const encoder = encoding.createEncoder()
     encoding.writeVarUint(encoder, MESSAGE_SYNC)
@@ -338,6 +353,8 @@ export class YjsRoom {
   #onSync(connection: Connection, decoder: decoding.Decoder) {
     const type = decoding.readVarUint(decoder)
     if (type === syncProtocol.messageYjsSyncStep1) {
+      // the answer includes every update received before this message
+      this.applyIncoming()
       const stateVector = decoding.readVarUint8Array(decoder)
       // an empty state vector (a new client) gets the cached full state
       if (stateVector.byteLength === 1 && stateVector[0] === 0) {
@@ -361,7 +378,13 @@ export class YjsRoom {
         connection.guard.close(CLOSE_CODES.tooLarge, 'document too large')
         return
       }
-      Y.applyUpdate(this.doc, update, connection)
+      this.#incoming.push(update)
+      this.#senders.push(connection)
+      this.#incomingBytes += update.byteLength
+      if (this.#incoming.length >= MAX_BATCH) {
+        this.applyIncoming()
+      }
+      this.#scheduleDelivery()
       return
     }
     throw new Error(`unknown sync message type ${type}`)

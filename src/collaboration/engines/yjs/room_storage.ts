@@ -65,13 +65,13 @@ export class RoomStorage {
     return this.#dirty
   }
 
-  markDirty(update: Uint8Array) {
+  markDirty(update: Uint8Array, log = true) {
     if (!this.#dirty) {
       this.#dirty = true
       this.#dirtySince = Date.now()
     }
     const storage = this.host.storage
-    if (storage.appendUpdate && storage.compactDocument && !this.#logBroken) {
+    if (log && storage.appendUpdate && storage.compactDocument && !this.#logBroken) {
       this.#log.push(update)
       this.#appendTimer ??= setTimeout(() => {
         this.#appendTimer = undefined
@@ -149,7 +149,12 @@ export class RoomStorage {
     const storage = this.host.storage
     try {
       if (storage.compactDocument) {
-        await storage.compactDocument(this.name, state)
+        // another instance's appended updates are merged in, never dropped
+        await storage.compactDocument(
+          this.name,
+          state,
+          this.host.cluster ? mergeBounded : undefined
+        )
       } else {
         await storage.saveDocument(this.name, state)
       }

@@ -1,0 +1,309 @@
+/**
+ * Atrium's Automerge engine against the reference automerge-repo sync server
+ * (a Repo with @automerge/automerge-repo-network-websocket's server adapter,
+ * no Atrium), each in its own process, driven by the same unmodified
+ * automerge-repo clients on loopback.
+ * `AUTOMERGE_BENCH=hot,typing,memory` picks scenarios.
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { performance } from 'node:perf_hooks'
+import { Repo, type DocHandle, type PeerId } from '@automerge/automerge-repo'
+import { WebSocketClientAdapter } from '@automerge/automerge-repo-network-websocket'
+import { automergeDocumentId } from '../../src/collaboration/engines/automerge/document_id.ts'
+import { signCollabToken } from '../../src/collaboration/tokens.ts'
+import { figure, percentile, printTable } from '../lib/report.ts'
+
+type Kind = 'atrium' | 'automerge-repo'
+const KINDS: Kind[] = ['atrium', 'automerge-repo']
+const selected = new Set((process.env.AUTOMERGE_BENCH ?? 'hot,typing,memory').split(','))
+const now = () => performance.now()
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const entry = fileURLToPath(new URL('./lib/automerge_server_process.ts', import.meta.url))
+
+interface Stats {
+  heapUsed: number
+  external: number
+  openDocuments: number
+}
+
+interface Server {
+  kind: Kind
+  port: number
+  child: ChildProcess
+  stats(): Promise<Stats>
+}
+
+async function startServer(kind: Kind): Promise<Server> {
+  const child = fork(entry, [kind], {
+    execArgv: ['--import=@poppinss/ts-exec', '--expose-gc'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  })
+  const port = await new Promise<number>((resolve, reject) => {
+    let output = ''
+    child.stdout!.on('data', (chunk) => {
+      output += chunk
+      const match = output.match(/PORT=(\d+)/)
+      if (match) {
+        resolve(Number(match[1]))
+      }
+    })
+    child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)))
+  })
+  let nextId = 0
+  return {
+    kind,
+    port,
+    child,
+    stats() {
+      const id = ++nextId
+      return new Promise((resolve) => {
+        const listener = (message: any) => {
+          if (message?.id === id) {
+            child.off('message', listener)
+            resolve(message)
+          }
+        }
+        child.on('message', listener)
+        child.send({ cmd: 'stats', id })
+      })
+    },
+  }
+}
+
+async function opened(server: Server, count: number) {
+  const stats = await server.stats()
+  return stats.openDocuments >= count
+}
+
+interface Client {
+  repo: Repo
+  handle: DocHandle<Record<string, unknown>>
+  close(): void
+}
+
+let peers = 0
+
+/** An unmodified automerge-repo client, connected once the server answered */
+async function connect(server: Server, docName: string, url?: string): Promise<Client> {
+  const wsUrl =
+    server.kind === 'atrium'
+      ? `ws://127.0.0.1:${server.port}/collaboration/${docName}?token=${signCollabToken({ userId: 'bench', docName }, 'bench-secret', 3600)}`
+      : `ws://127.0.0.1:${server.port}/`
+  const adapter = new WebSocketClientAdapter(wsUrl, 1000)
+  const connected = new Promise((resolve) => adapter.once('peer-candidate', resolve))
+  const repo = new Repo({ network: [adapter], peerId: `bench-${++peers}` as PeerId })
+  await connected
+  const handle =
+    server.kind === 'atrium'
+      ? await repo.find<Record<string, unknown>>(automergeDocumentId(docName) as any)
+      : url
+        ? await repo.find<Record<string, unknown>>(url as any)
+        : repo.create<Record<string, unknown>>({})
+  return {
+    repo,
+    handle,
+    close: () => {
+      Object.assign(adapter, { retryInterval: 0, connect: () => {} })
+      repo.shutdown().catch(() => {})
+    },
+  }
+}
+
+/**
+ * Clients on one document: on the reference server the first client creates
+ * it and the others find it once the server holds it.
+ */
+async function connectOnDoc(server: Server, docName: string, count: number) {
+  const first = await connect(server, docName)
+  if (server.kind === 'automerge-repo') {
+    first.handle.change((doc) => {
+      doc.created = true
+    })
+    while (!(await opened(server, 1))) {
+      await sleep(50)
+    }
+  }
+  const clients = [first]
+  while (clients.length < count) {
+    const batch = Math.min(20, count - clients.length)
+    clients.push(
+      ...(await Promise.all(
+        Array.from({ length: batch }, () => connect(server, docName, first.handle.url))
+      ))
+    )
+  }
+  return clients
+}
+
+/**
+ * Writers set their own root key to a timestamp; observers measure how long
+ * each value took to arrive.
+ */
+async function drive(clients: Client[], observers: Client[], rate: number, durationMs: number) {
+  const latencies: number[] = []
+  let measuring = false
+  const offs = observers.map(({ handle }) => {
+    const listener = ({ patches }: { patches: any[] }) => {
+      if (!measuring) {
+        return
+      }
+      const at = now()
+      for (const patch of patches) {
+        if (patch.action === 'put' && patch.path.length === 1 && typeof patch.value === 'number') {
+          latencies.push(at - patch.value)
+        }
+      }
+    }
+    handle.on('change', listener)
+    return () => handle.off('change', listener)
+  })
+  const warmupMs = 500
+  let sent = 0
+  let cursor = 0
+  let measuredSent = 0
+  let measureStart = 0
+  const start = now()
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const elapsed = now() - start
+      if (!measuring && elapsed >= warmupMs) {
+        measuring = true
+        measureStart = now()
+        measuredSent = sent
+      }
+      const due = Math.floor((rate * elapsed) / 1000) - sent
+      for (let index = 0; index < due; index++) {
+        const key = `w${cursor}`
+        const value = now()
+        clients[cursor].handle.change((doc) => {
+          doc[key] = value
+        })
+        cursor = (cursor + 1) % clients.length
+        sent++
+      }
+      if (elapsed >= warmupMs + durationMs) {
+        clearInterval(timer)
+        resolve()
+      }
+    }, 5)
+  })
+  const achieved = ((sent - measuredSent) * 1000) / (now() - measureStart)
+  await sleep(500)
+  measuring = false
+  offs.forEach((off) => off())
+  return { latencies, achieved }
+}
+
+type Results = Record<string, Partial<Record<Kind, number>>>
+const results: Results = {}
+const direction: Record<string, 'higher' | 'lower'> = {}
+function record(name: string, kind: Kind, value: number, better: 'higher' | 'lower') {
+  results[name] ??= {}
+  results[name][kind] = value
+  direction[name] = better
+}
+
+async function withServer(kind: Kind, run: (server: Server) => Promise<void>) {
+  const server = await startServer(kind)
+  try {
+    await run(server)
+  } finally {
+    const exited = new Promise((resolve) => server.child.once('exit', resolve))
+    server.child.kill('SIGKILL')
+    await exited
+  }
+}
+
+async function hot(kind: Kind) {
+  await withServer(kind, async (server) => {
+    const clients = await connectOnDoc(server, 'hot', 100)
+    let best100 = 0
+    let best250 = 0
+    for (const rate of [25, 50, 100, 200, 400, 800, 1600]) {
+      const { latencies, achieved } = await drive(clients, clients.slice(0, 5), rate, 2000)
+      const p99 = percentile(latencies, 99)
+      console.log(
+        `  ${kind.padEnd(15)} ${String(rate).padStart(5)} changes/s offered: p99 ${figure(p99, ' ms')}, achieved ${figure(achieved)}`
+      )
+      if (achieved < rate * 0.9 || !(p99 <= 250)) {
+        break
+      }
+      best250 = achieved
+      if (p99 <= 100) {
+        best100 = achieved
+      }
+      await sleep(300)
+    }
+    clients.forEach((client) => client.close())
+    record('hot doc, 100 clients: changes/s before p99 > 100 ms', kind, best100, 'higher')
+    record('hot doc, 100 clients: changes/s before p99 > 250 ms', kind, best250, 'higher')
+  })
+}
+
+async function typing(kind: Kind) {
+  await withServer(kind, async (server) => {
+    const clients = await connectOnDoc(server, 'typing', 100)
+    const { latencies } = await drive(clients, clients.slice(0, 10), 200, 4000)
+    clients.forEach((client) => client.close())
+    record(
+      '100 clients on one doc, 200 changes/s: delivery p99 (ms)',
+      kind,
+      percentile(latencies, 99),
+      'lower'
+    )
+  })
+}
+
+async function memory(kind: Kind) {
+  await withServer(kind, async (server) => {
+    const before = await server.stats()
+    const clients: Client[] = []
+    for (let index = 0; index < 100; index += 10) {
+      clients.push(
+        ...(await Promise.all(
+          Array.from({ length: 10 }, (_, offset) => connect(server, `open-${index + offset}`))
+        ))
+      )
+    }
+    for (const client of clients) {
+      client.handle.change((doc) => {
+        doc.content = 'x'.repeat(200)
+      })
+    }
+    while (!(await opened(server, 100))) {
+      await sleep(100)
+    }
+    await sleep(1000)
+    const after = await server.stats()
+    const perDoc = (after.heapUsed + after.external - before.heapUsed - before.external) / 100
+    record(
+      'memory per open doc with its client (KB, heap + external)',
+      kind,
+      perDoc / 1024,
+      'lower'
+    )
+    clients.forEach((client) => client.close())
+  })
+}
+
+for (const kind of KINDS) {
+  if (selected.has('hot')) await hot(kind)
+  if (selected.has('typing')) await typing(kind)
+  if (selected.has('memory')) await memory(kind)
+}
+
+const ratio = (a?: number, b?: number) =>
+  a !== undefined && b !== undefined && b !== 0 ? `${figure(a / b)}×` : 'n/a'
+printTable(
+  'Automerge sync: Atrium engine vs the reference automerge-repo sync server (loopback)',
+  Object.entries(results).map(([name, values]) => ({
+    'figure': name,
+    'better': direction[name],
+    'atrium': figure(values.atrium ?? Number.NaN),
+    'automerge-repo': figure(values['automerge-repo'] ?? Number.NaN),
+    'atrium / reference': ratio(values.atrium, values['automerge-repo']),
+  }))
+)
+process.exit(0)

@@ -1,0 +1,83 @@
+import type { MessageRow, RunRow, ThreadRow, ToolCallRow } from './contract.ts'
+
+/** The gateway's tables, as the migration stubs create them */
+export const AGENT_TABLES = {
+  threads: 'agent_threads',
+  messages: 'agent_messages',
+  runs: 'agent_runs',
+  toolCalls: 'agent_tool_calls',
+  usage: 'agent_usage',
+  quota: 'agent_quota',
+} as const
+
+/** Reads a stored date the same way on every dialect (SQLite keeps epoch ms) */
+export function toDate(value: unknown): Date | null {
+  if (value === null || value === undefined) return null
+  if (value instanceof Date) return value
+  const date = new Date(
+    typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : (value as string)
+  )
+  return Number.isNaN(date.getTime()) ? null : date
+}
+
+export function json(value: unknown) {
+  return value === undefined ? null : JSON.stringify(value)
+}
+
+export function parse(value: unknown): any {
+  return value === null || value === undefined ? null : JSON.parse(String(value))
+}
+
+export function thread(row: any): ThreadRow {
+  return {
+    id: row.id,
+    actorRef: row.actor_ref,
+    title: row.title,
+    defaultAgent: row.default_agent,
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  }
+}
+
+export function run(row: any): RunRow {
+  return {
+    id: row.id,
+    threadId: row.thread_id,
+    actorRef: row.actor_ref,
+    agentName: row.agent_name,
+    status: row.status,
+    errorCode: row.error_code,
+    steps: Number(row.steps),
+    createdAt: toDate(row.created_at),
+    finishedAt: toDate(row.finished_at),
+  }
+}
+
+export function toolCall(row: any): ToolCallRow {
+  return {
+    id: Number(row.id),
+    runId: row.run_id,
+    threadId: row.thread_id,
+    actorRef: row.actor_ref,
+    toolCallId: row.tool_call_id,
+    toolName: row.tool_name,
+    status: row.status,
+    input: parse(row.input),
+    output: parse(row.output),
+    errorCode: row.error_code,
+    executionMs: row.execution_ms === null ? null : Number(row.execution_ms),
+  }
+}
+
+export function message(row: any): MessageRow {
+  return {
+    id: Number(row.id),
+    threadId: row.thread_id,
+    runId: row.run_id,
+    role: row.role,
+    content: row.content,
+    toolCalls: parse(row.tool_calls),
+    toolResults: parse(row.tool_results),
+    createdAt: toDate(row.created_at),
+  }
+}

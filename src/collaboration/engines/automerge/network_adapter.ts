@@ -1,0 +1,373 @@
+import {
+  NetworkAdapter,
+  cbor,
+  type Message,
+  type PeerId,
+  type PeerMetadata,
+} from '@automerge/automerge-repo'
+import type { WebSocket } from 'ws'
+import debug from '../../debug.ts'
+import { CLOSE_CODES } from '../../server/close_codes.ts'
+import { guardOf, type SocketGuard } from '../../server/connection.ts'
+import type { CollabSession } from '../engine.ts'
+
+/** The only version of the automerge-repo WebSocket protocol */
+const PROTOCOL_V1 = '1'
+/** Longest peer id or storage id a client may present */
+const MAX_ID_LENGTH = 128
+
+/**
+ * One socket: a peer of the server's repo that may see exactly one
+ * document. Its id inside the repo is the server's (`atrium-<n>`), never the
+ * one the client chose, so a client cannot pose as another peer.
+ */
+export interface AutomergePeer {
+  socket: WebSocket
+  guard: SocketGuard
+  session: CollabSession
+  documentId: string
+  internalId: PeerId
+  /** The peer id the client announced in its `join`, once it has */
+  clientId?: PeerId
+  /** Messages for the repo waiting for the document to load (undefined once open) */
+  held?: Record<string, unknown>[]
+  heldBytes: number
+  /** The engine counted this socket on its document */
+  opened: boolean
+}
+
+export interface NetworkAdapterHooks {
+  /** A read-only peer's sync message without its changes, or null to drop it */
+  readOnly(documentId: string, data: Uint8Array): Uint8Array | null
+  /** The socket closed (after the repo was told) */
+  left(peer: AutomergePeer): void
+}
+
+/** The peer a socket serves, kept on the socket so listeners need no closure */
+const PEER = Symbol('atrium:collab:automerge-peer')
+type PeerSocket = WebSocket & { [PEER]: AutomergePeer; [ADAPTER]: AtriumNetworkAdapter }
+const ADAPTER = Symbol('atrium:collab:automerge-adapter')
+
+function onSocketMessage(this: WebSocket, data: Buffer) {
+  const socket = this as PeerSocket
+  if (socket[PEER].guard.admit()) {
+    socket[ADAPTER].receive(socket[PEER], data)
+  }
+}
+
+function onSocketClose(this: WebSocket) {
+  const socket = this as PeerSocket
+  socket[ADAPTER].remove(socket[PEER])
+}
+
+const noop = () => {}
+
+function isBytes(value: unknown): value is Uint8Array {
+  return value instanceof Uint8Array && value.byteLength > 0
+}
+
+function isId(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_LENGTH
+}
+
+/**
+ * What a client may say about itself: a storage id and whether it is
+ * ephemeral, nothing else.
+ */
+function peerMetadataOf(value: unknown): PeerMetadata {
+  const metadata: PeerMetadata = {}
+  if (value && typeof value === 'object') {
+    const { storageId, isEphemeral } = value as Record<string, unknown>
+    if (isId(storageId)) {
+      metadata.storageId = storageId as PeerMetadata['storageId']
+    }
+    if (typeof isEphemeral === 'boolean') {
+      metadata.isEphemeral = isEphemeral
+    }
+  }
+  return metadata
+}
+
+/**
+ * The automerge-repo WebSocket protocol (CBOR frames, `join`/`peer`
+ * handshake, then repo messages) on sockets the upgrade handler has already
+ * authenticated and authorized, as a network adapter of the server's repo.
+ * Every message is checked against the socket's document: a message about
+ * another document never reaches the repo (the client is told the document
+ * is unavailable), and none about another document is ever sent to it.
+ */
+export class AtriumNetworkAdapter extends NetworkAdapter {
+  #peers = new Map<PeerId, AutomergePeer>()
+  #hooks: NetworkAdapterHooks
+  #count = 0
+  #ready!: () => void
+  #whenReady = new Promise<void>((resolve) => {
+    this.#ready = resolve
+  })
+
+  #maxHeldBytes: number
+
+  constructor(hooks: NetworkAdapterHooks, maxHeldBytes: number) {
+    super()
+    this.#hooks = hooks
+    this.#maxHeldBytes = maxHeldBytes
+  }
+
+  isReady() {
+    return this.peerId !== undefined
+  }
+
+  whenReady() {
+    return this.#whenReady
+  }
+
+  connect(peerId: PeerId, peerMetadata?: PeerMetadata) {
+    this.peerId = peerId
+    this.peerMetadata = peerMetadata ?? {}
+    this.#ready()
+  }
+
+  /** The repo's share policy: a peer sees only its socket's document */
+  mayShare(peerId: PeerId, documentId?: string) {
+    return this.#peers.get(peerId)?.documentId === documentId
+  }
+
+  /**
+   * Serves an authorized socket for one document; what the client sent
+   * during the handshake is read first. The `join` is answered at once (an
+   * automerge-repo client gives up on a server silent for a second); repo
+   * messages wait for `open()`, once the document is loaded.
+   */
+  accept(socket: WebSocket, session: CollabSession, documentId: string): AutomergePeer {
+    const peer: AutomergePeer = {
+      socket,
+      guard: guardOf(socket),
+      session,
+      documentId,
+      internalId: `atrium-${++this.#count}` as PeerId,
+      held: [],
+      heldBytes: 0,
+      opened: false,
+    }
+    const served = socket as PeerSocket
+    served[PEER] = peer
+    served[ADAPTER] = this
+    session.stopBuffering()
+    socket.on('message', onSocketMessage)
+    socket.on('close', onSocketClose)
+    for (const data of session.buffered) {
+      if (!peer.guard.closed) {
+        this.receive(peer, data)
+      }
+    }
+    // the upgrade request and the handshake's buffer listener (whose closure
+    // holds the request) are not needed once the socket is read here
+    session.buffered = []
+    session.request = undefined
+    session.stopBuffering = noop
+    return peer
+  }
+
+  /** The document is loaded: what the peer sent meanwhile reaches the repo */
+  open(peer: AutomergePeer) {
+    const held = peer.held ?? []
+    peer.held = undefined
+    peer.heldBytes = 0
+    peer.opened = true
+    for (const message of held) {
+      if (peer.guard.closed) {
+        return
+      }
+      this.#deliver(peer, message)
+    }
+  }
+
+  #write(peer: AutomergePeer, message: Record<string, unknown>) {
+    peer.guard.send(cbor.encode(message))
+  }
+
+  receive(peer: AutomergePeer, data: Buffer) {
+    let message: Record<string, unknown>
+    try {
+      message = cbor.decode(data)
+    } catch {
+      message = null as any
+    }
+    if (!message || typeof message !== 'object' || typeof message.type !== 'string') {
+      peer.guard.close(CLOSE_CODES.malformed, 'malformed message')
+      return
+    }
+    if (message.type === 'join') {
+      this.#join(peer, message)
+      return
+    }
+    if (!peer.clientId) {
+      // a repo message before the handshake has nobody to come from
+      return
+    }
+    switch (message.type) {
+      case 'sync':
+      case 'request':
+        this.#sync(peer, message)
+        return
+      case 'ephemeral':
+        this.#ephemeral(peer, message)
+        return
+      case 'doc-unavailable':
+        if (message.documentId === peer.documentId) {
+          this.#emitMessage(peer, { type: 'doc-unavailable', documentId: peer.documentId })
+        }
+        return
+      default:
+        // remote-heads gossip and unknown types: the server does not take part
+        return
+    }
+  }
+
+  #join(peer: AutomergePeer, message: Record<string, unknown>) {
+    const { senderId, supportedProtocolVersions } = message
+    if (!isId(senderId)) {
+      peer.guard.close(CLOSE_CODES.malformed, 'join without a valid senderId')
+      return
+    }
+    if (
+      supportedProtocolVersions !== undefined &&
+      !(Array.isArray(supportedProtocolVersions) && supportedProtocolVersions.includes(PROTOCOL_V1))
+    ) {
+      this.#write(peer, {
+        type: 'error',
+        senderId: this.peerId,
+        message: 'unsupported protocol version',
+        targetId: senderId,
+      })
+      peer.guard.close(CLOSE_CODES.malformed, 'unsupported protocol version')
+      return
+    }
+    const rejoin = peer.clientId !== undefined
+    peer.clientId = senderId as PeerId
+    if (!rejoin) {
+      this.#peers.set(peer.internalId, peer)
+      this.emit('peer-candidate', {
+        peerId: peer.internalId,
+        peerMetadata: peerMetadataOf(message.peerMetadata),
+      })
+    }
+    this.#write(peer, {
+      type: 'peer',
+      senderId: this.peerId,
+      peerMetadata: this.peerMetadata,
+      selectedProtocolVersion: PROTOCOL_V1,
+      targetId: senderId,
+    })
+  }
+
+  #sync(peer: AutomergePeer, message: Record<string, unknown>) {
+    const { documentId, data } = message
+    if (!isId(documentId) || !isBytes(data)) {
+      peer.guard.close(CLOSE_CODES.malformed, 'malformed sync message')
+      return
+    }
+    if (documentId !== peer.documentId) {
+      // this token opens one document: any other is unavailable here
+      this.#write(peer, {
+        type: 'doc-unavailable',
+        senderId: this.peerId,
+        targetId: peer.clientId,
+        documentId,
+      })
+      return
+    }
+    this.#emitMessage(peer, { type: message.type, documentId, data })
+  }
+
+  #ephemeral(peer: AutomergePeer, message: Record<string, unknown>) {
+    const { documentId, data, count, sessionId } = message
+    if (
+      documentId !== peer.documentId ||
+      !isBytes(data) ||
+      typeof count !== 'number' ||
+      !isId(sessionId)
+    ) {
+      return
+    }
+    try {
+      // the repo decodes it to emit it on the handle; a bad one is dropped here
+      cbor.decode(data)
+    } catch {
+      peer.guard.close(CLOSE_CODES.malformed, 'malformed ephemeral message')
+      return
+    }
+    this.#emitMessage(peer, { type: 'ephemeral', documentId, data, count, sessionId })
+  }
+
+  #emitMessage(peer: AutomergePeer, message: Record<string, unknown>) {
+    if (peer.held) {
+      peer.heldBytes += (message.data as Uint8Array | undefined)?.byteLength ?? 0
+      if (peer.heldBytes > this.#maxHeldBytes) {
+        peer.guard.close(CLOSE_CODES.tooLarge, 'too much data before the document loaded')
+        return
+      }
+      peer.held.push(message)
+      return
+    }
+    this.#deliver(peer, message)
+  }
+
+  #deliver(peer: AutomergePeer, message: Record<string, unknown>) {
+    const { type, documentId, data } = message as {
+      type: string
+      documentId: string
+      data: Uint8Array
+    }
+    if ((type === 'sync' || type === 'request') && !peer.session.permission.canWrite) {
+      let payload: Uint8Array | null
+      try {
+        payload = this.#hooks.readOnly(documentId, data)
+      } catch {
+        peer.guard.close(CLOSE_CODES.malformed, 'malformed sync message')
+        return
+      }
+      if (!payload) {
+        return
+      }
+      message = { ...message, data: payload }
+    }
+    this.emit('message', {
+      ...message,
+      senderId: peer.internalId,
+      targetId: this.peerId!,
+    } as Message)
+  }
+
+  send(message: Message) {
+    const peer = this.#peers.get(message.targetId)
+    if (!peer?.clientId) {
+      return
+    }
+    if (message.documentId !== undefined && message.documentId !== peer.documentId) {
+      debug('dropped a message about another document for peer %s', peer.internalId)
+      return
+    }
+    const outgoing: Record<string, unknown> = { ...message, targetId: peer.clientId }
+    this.#write(peer, outgoing)
+  }
+
+  remove(peer: AutomergePeer) {
+    if (this.#peers.get(peer.internalId) === peer) {
+      this.#peers.delete(peer.internalId)
+      this.emit('peer-disconnected', { peerId: peer.internalId })
+    }
+    this.#hooks.left(peer)
+  }
+
+  /** Peers connected to a document */
+  peersOf(documentId: string) {
+    return [...this.#peers.values()].filter((peer) => peer.documentId === documentId)
+  }
+
+  disconnect() {
+    for (const peer of [...this.#peers.values()]) {
+      peer.guard.close(CLOSE_CODES.goingAway, 'server shutting down')
+    }
+  }
+}

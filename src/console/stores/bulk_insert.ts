@@ -1,0 +1,114 @@
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import { prepareTags } from '../models/console_entry.ts'
+import type { ConsoleEntry } from '../types.ts'
+
+/** Rows per insert statement inside a flush's transaction */
+export const INSERT_CHUNK = 500
+
+const TABLE = 'console_entries'
+const COLUMNS =
+  'id, batch_id, type, summary, status, method, duration_ms, slow, tags, created_at, content'
+
+/**
+ * One statement per chunk whose only parameter is the chunk as a JSON array
+ * of row arrays: the database unpacks it (SQLite `json_each`, PostgreSQL
+ * `json_array_elements`, MariaDB/MySQL `JSON_TABLE`). Compiling a multi-row
+ * insert with eleven bindings per row cost more than the rest of recording
+ * together; one `JSON.stringify` of the chunk is the whole serialisation, and
+ * `content` is stored as the JSON text of its array element.
+ */
+const UNPACK: Record<string, string> = {
+  sqlite: `INSERT INTO ${TABLE} (${COLUMNS})
+    SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,
+      value ->> 6, value ->> 7, value ->> 8, value ->> 9, value -> 10
+    FROM json_each(?)`,
+  postgres: `INSERT INTO ${TABLE} (${COLUMNS})
+    SELECT r ->> 0, r ->> 1, r ->> 2, r ->> 3, (r ->> 4)::integer, r ->> 5,
+      (r ->> 6)::double precision, (r ->> 7)::boolean, r ->> 8, (r ->> 9)::bigint, (r -> 10)::text
+    FROM json_array_elements(?::json) AS r`,
+  mysql: `INSERT INTO ${TABLE} (${COLUMNS})
+    SELECT * FROM JSON_TABLE(?, '$[*]' COLUMNS (
+      id VARCHAR(24) PATH '$[0]', batch_id VARCHAR(24) PATH '$[1]', type VARCHAR(16) PATH '$[2]',
+      summary VARCHAR(255) PATH '$[3]', status INT PATH '$[4]', method VARCHAR(10) PATH '$[5]',
+      duration_ms DOUBLE PATH '$[6]', slow TINYINT PATH '$[7]', tags VARCHAR(255) PATH '$[8]',
+      created_at BIGINT PATH '$[9]', content JSON PATH '$[10]'
+    )) AS r`,
+}
+
+const DIALECTS: Record<string, keyof typeof UNPACK> = {
+  'better-sqlite3': 'sqlite',
+  'sqlite3': 'sqlite',
+  'libsql': 'sqlite',
+  'postgres': 'postgres',
+  'mysql': 'mysql',
+}
+
+function rowOf(entry: ConsoleEntry) {
+  return [
+    entry.id,
+    entry.batchId,
+    entry.type,
+    entry.summary.slice(0, 255),
+    entry.status,
+    entry.method,
+    entry.durationMs,
+    entry.slow,
+    prepareTags(entry.tags).slice(0, 255),
+    entry.createdAt,
+    entry.content,
+  ]
+}
+
+/** The SQLite statement, for the writer thread */
+export const SQLITE_INSERT = UNPACK.sqlite
+
+/** Entries as the JSON parameters of the unpacking statement, `INSERT_CHUNK` rows each */
+export function serialiseChunks(entries: ConsoleEntry[]) {
+  const chunks: string[] = []
+  for (let index = 0; index < entries.length; index += INSERT_CHUNK) {
+    chunks.push(JSON.stringify(entries.slice(index, index + INSERT_CHUNK).map(rowOf)))
+  }
+  return chunks
+}
+
+/** The unpacking statement for a client's dialect, or undefined to fall back to `multiInsert` */
+export function unpackingInsert(client: QueryClientContract) {
+  const dialect = DIALECTS[client.dialect.name]
+  return dialect ? UNPACK[dialect] : undefined
+}
+
+/** Writes `entries` through `client` (a transaction), `INSERT_CHUNK` rows per statement */
+export async function insertEntries(
+  client: QueryClientContract,
+  entries: ConsoleEntry[],
+  sql = unpackingInsert(client)
+) {
+  for (let index = 0; index < entries.length; index += INSERT_CHUNK) {
+    const chunk = entries.slice(index, index + INSERT_CHUNK)
+    if (sql) {
+      await client.rawQuery(sql, [JSON.stringify(chunk.map(rowOf))])
+      continue
+    }
+    await client
+      .insertQuery()
+      .table(TABLE)
+      .multiInsert(
+        chunk.map((entry) => {
+          const row = rowOf(entry)
+          return {
+            id: row[0],
+            batch_id: row[1],
+            type: row[2],
+            summary: row[3],
+            status: row[4],
+            method: row[5],
+            duration_ms: row[6],
+            slow: row[7],
+            tags: row[8],
+            created_at: row[9],
+            content: JSON.stringify(row[10]),
+          }
+        })
+      )
+  }
+}

@@ -1,0 +1,229 @@
+import { join, relative, sep } from 'node:path'
+import { mkdtemp } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import * as Y from 'yjs'
+import { WebSocket } from 'ws'
+import { build } from 'esbuild'
+import { Miniflare } from 'miniflare'
+import { test } from '@japa/runner'
+import { TMP_ROOT } from '../helpers.ts'
+import { closeOf, connectClient, setupCollabApp, waitFor } from './helpers.ts'
+import { FileSystemStorage } from '../../src/collaboration/storage/file_system.ts'
+import { scaffoldHostedWorker } from '../../src/collaboration/hosted_worker.ts'
+import { issueToken, signHostedToken } from '../../src/collaboration/tokens.ts'
+import { normalizeConfig } from '../../src/collaboration/define_config.ts'
+import type { CollaborationManager } from '../../src/collaboration/manager.ts'
+
+/*
+ * The PartyServer room worker that `collaboration:init --engine=partyserver`
+ * scaffolds, bundled as wrangler would and run in workerd through Miniflare,
+ * against a real Adonis app that stores the documents.
+ */
+
+const JWT_SECRET = 'hosted-jwt-secret'
+const WORKER_SECRET = 'hosted-worker-secret'
+const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url))
+
+/** Scaffolds the worker project and bundles it once for every test */
+async function bundleScaffoldedWorker() {
+  const dir = await mkdtemp(join(TMP_ROOT, 'partyserver-'))
+  const { written } = await scaffoldHostedWorker('partyserver', dir)
+  const files = written.map((file) => relative(dir, file).split(sep).join('/'))
+  const result = await build({
+    entryPoints: [join(dir, 'src/server.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    conditions: ['workerd', 'worker', 'browser'],
+    external: ['cloudflare:*'],
+    nodePaths: [NODE_MODULES],
+    write: false,
+    logLevel: 'silent',
+  })
+  return { script: result.outputFiles[0].text, files }
+}
+
+async function startWorker(script: string, appUrl: string, workerSecret = WORKER_SECRET) {
+  const mf = new Miniflare({
+    modules: true,
+    script,
+    compatibilityDate: '2026-04-01',
+    compatibilityFlags: ['nodejs_compat'],
+    durableObjects: { Main: { className: 'AtriumDocument', useSQLite: true } },
+    bindings: {
+      APP_URL: appUrl,
+      COLLAB_STATE_PATH: '/collaboration/state',
+      COLLAB_JWT_SECRET: JWT_SECRET,
+      COLLAB_WORKER_SECRET: workerSecret,
+    },
+    host: '127.0.0.1',
+    port: 0,
+  })
+  const url = await mf.ready
+  return { mf, base: `ws://${url.host}/parties/main` }
+}
+
+function hostedToken(docName: string, options: { readOnly?: boolean; secret?: string } = {}) {
+  return signHostedToken(
+    { userId: 'u1', docName, ...(options.readOnly ? { readOnly: true as const } : {}) },
+    options.secret ?? JWT_SECRET
+  )
+}
+
+function textOf(state: Uint8Array) {
+  const doc = new Y.Doc()
+  Y.applyUpdate(doc, state)
+  return doc.getText('content').toString()
+}
+
+async function storedText(manager: CollaborationManager, docName: string) {
+  return textOf(await manager.getDocumentState({ docName }))
+}
+
+/** The status the worker answers an upgrade with, or 101 when it opens */
+function upgradeStatus(url: string) {
+  return new Promise<number>((resolve) => {
+    const socket = new WebSocket(url)
+    socket.on('error', () => {})
+    socket.on('unexpected-response', (_request, response) => {
+      resolve(response.statusCode ?? 0)
+      socket.terminate()
+    })
+    socket.on('open', () => {
+      resolve(101)
+      socket.close()
+    })
+  })
+}
+
+test.group('Collaboration | PartyServer room worker under workerd', (group) => {
+  let script: string
+  let files: string[]
+
+  group.setup(async () => {
+    ;({ script, files } = await bundleScaffoldedWorker())
+  })
+
+  async function setup(cleanup: (fn: () => Promise<void>) => void, workerSecret?: string) {
+    const storageDir = await mkdtemp(join(TMP_ROOT, 'hosted-storage-'))
+    const app = await setupCollabApp({
+      engine: 'partyserver',
+      storage: new FileSystemStorage(storageDir),
+      hosted: { roomHost: 'rooms.test', jwtSecret: JWT_SECRET, workerSecret: WORKER_SECRET },
+    })
+    const worker = await startWorker(script, app.url, workerSecret)
+    cleanup(() => worker.mf.dispose())
+    return { ...app, ...worker }
+  }
+
+  test('the scaffold is a complete worker project', ({ assert }) => {
+    assert.sameMembers(files, [
+      'package.json',
+      'tsconfig.json',
+      'wrangler.jsonc',
+      'src/server.ts',
+      'src/atrium.ts',
+    ])
+  })
+
+  test('the room loads the stored document, and edits land in the app storage', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { manager, base } = await setup(cleanup)
+    const seed = new Y.Doc()
+    seed.getText('content').insert(0, 'stored')
+    await manager.persistDocument({ docName: 'notes/1', state: Y.encodeStateAsUpdate(seed) })
+
+    const client = connectClient(base, encodeURIComponent('notes/1'), hostedToken('notes/1'))
+    await waitFor(() => client.provider.synced)
+    assert.equal(client.doc.getText('content').toString(), 'stored')
+
+    client.doc.getText('content').insert(6, ' and edited')
+    await waitFor(async () => (await storedText(manager, 'notes/1')) === 'stored and edited')
+  })
+
+  test('a token that is forged, expired or for another document is refused before the room', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { base } = await setup(cleanup)
+    const room = `${base}/${encodeURIComponent('notes/2')}`
+    const expired = signHostedToken(
+      { userId: 'u1', docName: 'notes/2', exp: Math.floor(Date.now() / 1000) - 1 },
+      JWT_SECRET
+    )
+    assert.equal(
+      await upgradeStatus(`${room}?token=${hostedToken('notes/2', { secret: 'x' })}`),
+      401
+    )
+    assert.equal(await upgradeStatus(`${room}?token=${expired}`), 401)
+    assert.equal(await upgradeStatus(`${room}?token=${hostedToken('notes/3')}`), 401)
+    assert.equal(await upgradeStatus(room), 401)
+    assert.equal(await upgradeStatus(`${room}?token=${hostedToken('notes/2')}`), 101)
+  })
+
+  test('a read-only token edits nothing: its changes reach neither peers nor the app', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { manager, base } = await setup(cleanup)
+    const room = encodeURIComponent('notes/4')
+    const writer = connectClient(base, room, hostedToken('notes/4'))
+    const reader = connectClient(base, room, hostedToken('notes/4', { readOnly: true }))
+    await waitFor(() => writer.provider.synced && reader.provider.synced)
+
+    reader.doc.getText('content').insert(0, 'forbidden ')
+    // The marker is sent after the refused edit on the same room: once it
+    // arrives everywhere, the refused edit would have too
+    writer.doc.getText('content').insert(0, 'marker')
+    await waitFor(async () => {
+      const stored = await storedText(manager, 'notes/4')
+      return stored.includes('marker')
+    })
+    await waitFor(() => reader.doc.getText('content').toString().includes('marker'))
+    assert.equal(await storedText(manager, 'notes/4'), 'marker')
+    assert.equal(writer.doc.getText('content').toString(), 'marker')
+  })
+
+  test('the app refuses a worker with the wrong secret, and the room does not open empty', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { manager, base } = await setup(cleanup, 'not-the-worker-secret')
+    const seed = new Y.Doc()
+    seed.getText('content').insert(0, 'kept')
+    await manager.persistDocument({ docName: 'notes/5', state: Y.encodeStateAsUpdate(seed) })
+
+    const closed = await closeOf(
+      `${base}/${encodeURIComponent('notes/5')}?token=${hostedToken('notes/5')}`
+    )
+    assert.equal(closed.code, 1011)
+    assert.equal(await storedText(manager, 'notes/5'), 'kept')
+  })
+
+  test('the app signs read-only hosted tokens for users who may not write, and points them at the worker', async ({
+    assert,
+  }) => {
+    const config = normalizeConfig({
+      engine: 'partyserver',
+      hosted: { roomHost: 'rooms.example.com', jwtSecret: JWT_SECRET },
+    })
+    const claimsOf = (token: string) =>
+      JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString())
+    const reader = await issueToken(config, { id: 7 }, 'notes/6', {
+      canRead: true,
+      canWrite: false,
+      canComment: false,
+    })
+    const writer = await issueToken(config, { id: 8 }, 'notes/6', {
+      canRead: true,
+      canWrite: true,
+      canComment: true,
+    })
+    assert.isTrue(claimsOf(reader.token).readOnly)
+    assert.notProperty(claimsOf(writer.token), 'readOnly')
+    assert.equal(reader.wsUrl, 'wss://rooms.example.com/parties/main/notes%2F6')
+    assert.equal(reader.engine, 'partyserver')
+  })
+})

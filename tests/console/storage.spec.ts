@@ -1,0 +1,147 @@
+import { test } from '@japa/runner'
+import { consoleApp } from './helpers.ts'
+import { connectionConfig, dialect } from '../helpers.ts'
+import { stores, watchers } from '../../src/console/main.ts'
+import { entryId } from '../../src/console/ids.ts'
+import { INSERT_CHUNK } from '../../src/console/stores/bulk_insert.ts'
+import type { LucidConsoleStore } from '../../src/console/stores/lucid.ts'
+import type { ConsoleEntry } from '../../src/console/types.ts'
+
+/** Content every database must give back exactly: quotes, escapes, unicode, nesting, numbers */
+const AWKWARD = {
+  text: 'quote " backslash \\ newline \n tab \t ção 🚀 </script>',
+  nested: { list: [1, 2.5, -3e-7, null, true, false, 'x'], empty: {}, none: [] },
+  big: Number.MAX_SAFE_INTEGER,
+}
+
+function entry(index: number, overrides: Partial<ConsoleEntry> = {}): ConsoleEntry {
+  const id = entryId()
+  return {
+    id,
+    batchId: id,
+    type: 'log',
+    summary: `line ${index} "quoted" ção`,
+    status: null,
+    method: null,
+    durationMs: null,
+    slow: false,
+    tags: ['info'],
+    createdAt: Date.now(),
+    content: { index, ...AWKWARD },
+    ...overrides,
+  }
+}
+
+test.group('Console storage', () => {
+  test('a flush writes every column and gives back the content exactly', async ({ assert }) => {
+    const { manager } = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
+    const written = [
+      entry(1),
+      entry(2, {
+        type: 'request',
+        status: 503,
+        method: 'POST',
+        durationMs: 12.345,
+        slow: true,
+        tags: ['slow', 'x:y.z-1'],
+      }),
+    ]
+    await manager.store.write(written)
+    for (const expected of written) {
+      assert.deepEqual(await manager.store.find(expected.id), expected)
+    }
+    const page = await manager.store.list({
+      type: 'request',
+      limit: 10,
+      slow: true,
+      tag: 'x:y.z-1',
+    })
+    assert.deepEqual(
+      page.data.map((summary) => summary.id),
+      [written[1].id]
+    )
+  })
+
+  test('a flush larger than one insert statement is written whole', async ({ assert }) => {
+    const { manager } = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
+    const many = Array.from({ length: INSERT_CHUNK * 2 + 7 }, (_, index) => entry(index))
+    await manager.store.write(many)
+    const last = await manager.store.find(many[many.length - 1].id)
+    assert.equal(last?.content.index, many.length - 1)
+    const rows = await manager.store.list({ type: 'log', limit: 200 })
+    assert.lengthOf(rows.data, 200)
+    assert.isNotNull(rows.nextCursor)
+  })
+
+  test('on a SQLite file, flushes run on the writer thread; writerThread: false keeps them on the main thread', async ({
+    assert,
+  }) => {
+    const threaded = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
+    const store = threaded.manager.store as LucidConsoleStore
+    assert.equal(store.threaded, dialect() === 'sqlite')
+
+    const inline = await consoleApp({
+      config: {
+        storage: stores.database({ writerThread: false }),
+        buffer: { flushIntervalMs: 60_000 },
+      },
+    })
+    const inlineStore = inline.manager.store as LucidConsoleStore
+    assert.isFalse(inlineStore.threaded)
+    const one = entry(1)
+    await inlineStore.write([one])
+    assert.deepEqual(await inlineStore.find(one.id), one)
+  })
+
+  test('a write the database refuses rejects, on the writer thread too', async ({ assert }) => {
+    const { manager, db } = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
+    await db.connection().schema.dropTable('console_entries')
+    await assert.rejects(() => manager.store.write([entry(1)]))
+  })
+
+  test('queries on a connection Lucid opens after boot are recorded in their request batch', async ({
+    assert,
+  }) => {
+    const { url, manager, app } = await consoleApp({
+      config: { watchers: [watchers.queries()], buffer: { flushIntervalMs: 60_000 } },
+      routes(router) {
+        router.get('/second', async (ctx) => {
+          const lucid = await ctx.containerResolver.make('lucid.db')
+          await lucid.connection('late').rawQuery('select ? as late_marker', ['late'])
+          return 'ok'
+        })
+      },
+    })
+    const db = await app.container.make('lucid.db')
+    db.manager.add('late', connectionConfig())
+    const response = await fetch(`${url}/second`)
+    assert.equal(response.status, 200)
+    await manager.recorder.flush()
+    const { data: requests } = await manager.store.list({ type: 'request', limit: 5 })
+    const batch = await manager.store.batch(requests[0].batchId)
+    const queries = batch.filter((item) => item.type === 'query')
+    assert.lengthOf(queries, 1)
+    assert.include(String(queries[0].content.sql), 'late_marker')
+    assert.equal(queries[0].content.connection, 'late')
+    assert.deepEqual(queries[0].content.bindings, ['late'])
+    await db.manager.close('late')
+  })
+
+  test('log lines of another app in the same process are not recorded', async ({ assert }) => {
+    const recording = await consoleApp({
+      config: { watchers: [watchers.logs()], buffer: { flushIntervalMs: 60_000 } },
+    })
+    const other = await consoleApp({ config: { enabled: false } })
+    const otherLogger = await other.app.container.make('logger')
+    otherLogger.info('from the other app')
+    otherLogger.child({ request_id: 'r1' }).warn('from the other app, child')
+    const logger = await recording.app.container.make('logger')
+    logger.child({ request_id: 'r2' }).info('from the recording app')
+    await recording.manager.recorder.flush()
+    const { data } = await recording.manager.store.list({ type: 'log', limit: 50 })
+    assert.deepEqual(
+      data.map((line) => line.summary).filter((summary) => summary.includes('app')),
+      ['info: from the recording app']
+    )
+  })
+})
