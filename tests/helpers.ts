@@ -256,6 +256,36 @@ export interface TestApp {
   close(): Promise<void>
 }
 
+/** How long a terminating app may wait for its HTTP connections before the test fails */
+const SERVER_CLOSE_GRACE_MS = 10_000
+
+/**
+ * Closes the server as Adonis' HTTP server process does: stop listening,
+ * drop idle keep-alive connections, wait for the rest. A connection still
+ * open after the grace period (a client kept busy during shutdown) fails the
+ * test instead of hanging the run: test cleanups have no timeout.
+ */
+async function closeHttpServer(server: Server) {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  server.closeIdleConnections()
+  let timer: NodeJS.Timeout | undefined
+  const graceOver = new Promise<'stuck'>((resolve) => {
+    timer = setTimeout(() => resolve('stuck'), SERVER_CLOSE_GRACE_MS)
+  })
+  const outcome = await Promise.race([closed, graceOver])
+  clearTimeout(timer)
+  if (outcome === 'stuck') {
+    const open = await new Promise<number>((resolve) =>
+      server.getConnections((_e, n) => resolve(n))
+    )
+    server.closeAllConnections()
+    await closed
+    throw new Error(
+      `The HTTP server still had ${open} open connection(s) ${SERVER_CLOSE_GRACE_MS / 1000} s after the app began to terminate`
+    )
+  }
+}
+
 /**
  * Boots a real Adonis app, as `bin/server.ts` would: providers registered and
  * booted, routes committed, then (unless `http: false`) a Node.js HTTP server
@@ -308,12 +338,7 @@ export async function setupApp(options: SetupAppOptions = {}): Promise<TestApp> 
       await new Promise<void>((resolve) => nodeServer!.listen(0, '127.0.0.1', resolve))
       url = `http://127.0.0.1:${(nodeServer.address() as AddressInfo).port}`
       // As Adonis' HTTP server process does: the server closes when the app terminates
-      app.terminating(async () => {
-        await new Promise<void>((resolve) => {
-          nodeServer!.close(() => resolve())
-          nodeServer!.closeIdleConnections()
-        })
-      })
+      app.terminating(() => closeHttpServer(nodeServer!))
     })
   } catch (error) {
     await app.terminate().catch(() => {})

@@ -1,3 +1,4 @@
+import type { HttpContext } from '@adonisjs/core/http'
 import { AtriumException } from '../shared/errors.ts'
 
 /**
@@ -83,6 +84,25 @@ export class CollabStorageError extends AtriumException {
   static code = 'E_COLLAB_STORAGE'
 }
 
+/**
+ * The collaboration service is closing (the app is shutting down). The
+ * response closes its connection: a client polling over keep-alive must not
+ * hold the HTTP server's graceful close open.
+ */
+export class CollabShuttingDownError extends AtriumException {
+  static status = 503
+  static code = 'E_COLLAB_SHUTTING_DOWN'
+  static message = 'The collaboration server is shutting down; retry shortly'
+  retryable = true
+  details = { retryable: true }
+
+  async handle(error: this, ctx: HttpContext) {
+    ctx.response.header('connection', 'close')
+    ctx.response.header('retry-after', '1')
+    await super.handle(error, ctx)
+  }
+}
+
 export const E_COLLAB_FORBIDDEN = CollabForbiddenError
 export const E_COLLAB_AUTHORIZATION_FAILED = CollabAuthorizationError
 export const E_COLLAB_UNAUTHORIZED = CollabUnauthorizedError
@@ -92,3 +112,4 @@ export const E_COLLAB_NOT_FOUND = CollabNotFoundError
 export const E_COLLAB_VALIDATION = CollabValidationError
 export const E_COLLAB_BODY_TOO_LARGE = CollabBodyTooLargeError
 export const E_COLLAB_STORAGE = CollabStorageError
+export const E_COLLAB_SHUTTING_DOWN = CollabShuttingDownError

@@ -405,15 +405,20 @@ export class CollaborationManager {
     await Promise.all([...this.#engines.values()].map((engine) => engine.flushAll()))
   }
 
+  /** True once close() has begun: no document, token or socket is served after it */
+  get isClosed() {
+    return this.#closed
+  }
+
   /**
-   * Flushes every document, closes every socket and stops listening.
+   * Flushes every document, closes every socket and refuses new ones.
    */
   async close() {
     if (this.#closed) {
       return
     }
     this.#closed = true
-    this.#upgrades?.stopListening()
+    this.#upgrades?.stopAccepting()
     // a document that could not be stored makes close() reject, after every
     // socket, the presence roster and the storage are closed all the same
     const results = await Promise.allSettled(

@@ -59,7 +59,7 @@ test.group('Collaboration in a real browser', (group) => {
   })
   group.each.timeout(60_000)
 
-  test('two windows edit one document live and see each other', async ({ assert }) => {
+  test('two windows edit one document live and see each other', async ({ assert, cleanup }) => {
     const docName = 'browser/notes'
     const { url, app } = await setupApp({
       providers: [() => import('../../providers/collaboration_provider.ts')],
@@ -86,6 +86,7 @@ test.group('Collaboration in a real browser', (group) => {
 
     const open = async (user: string): Promise<Page> => {
       const context = await browser.newContext()
+      cleanup(() => context.close())
       const tab = await context.newPage()
       await tab.goto(`${url}/editor?user=${user}`)
       await tab.waitForSelector('#editor:not([disabled])')

@@ -325,4 +325,33 @@ test.group('Collaboration client | DocSession', (group) => {
     assert.equal((mallory.session.error as CollabRestError).status, 403)
     assert.notInclude(mallory.statuses, 'connected')
   })
+
+  test('while the app stops, the routes answer 503 with Connection: close and a session asks for one token, not one per attempt', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { configFor, manager, server, url } = await setupClientApp()
+    const docName = 'session/shutdown'
+    const alice = openSession(docName, configFor('alice'), cleanup)
+    await waitFor(() => alice.session.synced, 5000, 'synced')
+    let tokenRequests = 0
+    server!.on('request', (request) => {
+      if (request.url?.startsWith('/collaboration/token')) tokenRequests++
+    })
+
+    // the service closes first, then the HTTP server: in between, the app still answers
+    await manager.close()
+    const response = await fetch(`${url}/collaboration/token?doc=${docName}`, {
+      headers: { 'x-user': 'alice' },
+    })
+    assert.equal(response.status, 503)
+    assert.equal(response.headers.get('connection'), 'close')
+    assert.equal((await response.json()).errors[0].code, 'E_COLLAB_SHUTTING_DOWN')
+
+    // the upgrades it refuses back off; the endpoint was asked once for the whole outage
+    const provider = (alice.session.transport as any).provider
+    await waitFor(() => provider.wsUnsuccessfulReconnects >= 5, 10_000, 'five refused upgrades')
+    assert.equal(tokenRequests, 2)
+    assert.notEqual(alice.session.getStatus(), 'error')
+  }).timeout(30_000)
 })

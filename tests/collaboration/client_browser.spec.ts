@@ -1,4 +1,4 @@
-import { test } from '@japa/runner'
+import { getActiveTest, test } from '@japa/runner'
 import { fileURLToPath } from 'node:url'
 import type { HttpContext } from '@adonisjs/core/http'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
@@ -105,9 +105,13 @@ test.group('Collaboration client in a real browser (React hooks on Yjs)', (group
   })
   group.each.timeout(120_000)
 
-  /** A page of `user` on `doc` in its own browser context, editable (synced) */
+  /**
+   * A page of `user` on `doc` in its own browser context, editable (synced).
+   * The context closes when the test ends, before the app it talks to.
+   */
   async function open(url: string, user: string, doc: string, query = '') {
     const context: BrowserContext = await browser.newContext()
+    getActiveTest()!.cleanup(() => context.close())
     const tab = await context.newPage()
     await tab.goto(`${url}/page?user=${user}&doc=${encodeURIComponent(doc)}${query}`)
     await tab.waitForSelector('#editor:not([disabled])')

@@ -78,9 +78,14 @@ export class SelfHostedCollabTransport implements CollabTransport {
     })
 
     let opened = false
+    /** True once a refused upgrade asked the endpoint for a token: cleared when a socket opens */
+    let renewedThisOutage = false
     const onStatus = ({ status }: { status: 'connecting' | 'connected' | 'disconnected' }) => {
       if (this.#status === 'error') return
-      if (status === 'connected') opened = true
+      if (status === 'connected') {
+        opened = true
+        renewedThisOutage = false
+      }
       this.#set(status)
     }
     const onSync = () => this.#emit()
@@ -89,16 +94,26 @@ export class SelfHostedCollabTransport implements CollabTransport {
       opened = false
       if (!event || FINAL_CLOSE_CODES.has(event.code)) return
       // a refused upgrade (a 401 for an expired or revoked token) shows as a
-      // close before open: renew the token before the next attempt, which the
-      // backoff spaces out; an endpoint that denies the document is final
-      if (refused || context.tokens.expired) {
-        context.tokens.refresh().catch((error) => {
-          if (error instanceof CollabRestError && (error.status === 401 || error.status === 403)) {
-            this.error = error
-            this.provider.disconnect()
-            this.#set('error')
+      // close before open: renew the token once before the next attempt, which
+      // the backoff spaces out; an endpoint that denies the document is final.
+      // Once the endpoint has answered, later refusals in the same outage (a
+      // server shutting down or restarting) only back off: asking for a token
+      // on each would poll the app. An unreachable endpoint is asked again.
+      if ((refused && !renewedThisOutage) || context.tokens.expired) {
+        context.tokens.refresh().then(
+          () => {
+            if (refused) renewedThisOutage = true
+          },
+          (error) => {
+            if (!(error instanceof CollabRestError)) return
+            if (refused) renewedThisOutage = true
+            if (error.status === 401 || error.status === 403) {
+              this.error = error
+              this.provider.disconnect()
+              this.#set('error')
+            }
           }
-        })
+        )
       }
     }
     const onFinal = ({ code, reason }: { code: number; reason: string }) => {

@@ -4,6 +4,7 @@ import {
   CollabAuthorizationError,
   CollabBodyTooLargeError,
   CollabForbiddenError,
+  CollabShuttingDownError,
   CollabNotFoundError,
   CollabUnauthorizedError,
   CollabValidationError,
@@ -131,7 +132,11 @@ export function collaborationRoutes(router: Router, options: CollaborationRoutes
   const handle =
     (run: (ctx: HttpContext, current: CollaborationManager) => Promise<unknown>) =>
     async (ctx: HttpContext) => {
-      const result = await run(ctx, await manager())
+      const current = await manager()
+      if (current.isClosed) {
+        throw new CollabShuttingDownError()
+      }
+      const result = await run(ctx, current)
       return result === null ? undefined : result
     }
 

@@ -232,13 +232,13 @@ export class UpgradeHandler {
     })
   }
 
-  /** Removes the upgrade listeners; later upgrades are Node's to refuse */
-  stopListening() {
+  /**
+   * Refuses every later upgrade with a 503 (`Connection: close`). The
+   * listeners stay attached until the server closes: without one, Node.js 24
+   * hands an upgrade to the app's router as a plain request.
+   */
+  stopAccepting() {
     this.#closing = true
-    for (const [server, listener] of this.#servers) {
-      server.off('upgrade', listener)
-    }
-    this.#servers.clear()
   }
 
   /** Closes every open socket (1001), terminating those that do not answer within 1 s */
