@@ -346,7 +346,8 @@ test.group('Collaboration client | DocSession', (group) => {
     })
     assert.equal(response.status, 503)
     assert.equal(response.headers.get('connection'), 'close')
-    assert.equal((await response.json()).errors[0].code, 'E_COLLAB_SHUTTING_DOWN')
+    const body = (await response.json()) as { errors: { code: string }[] }
+    assert.equal(body.errors[0].code, 'E_COLLAB_SHUTTING_DOWN')
 
     // the upgrades it refuses back off; the endpoint was asked once for the whole outage
     const provider = (alice.session.transport as any).provider
