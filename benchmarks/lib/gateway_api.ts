@@ -2,7 +2,8 @@
  * The gateway APIs the benchmarked drivers read, on a loopback server in its
  * own process: InfinitePay's payment check (paid only when argv[2] is
  * `paid`) and Mercado Pago's payments (each id an approved payment, as
- * tests/payments/fixtures_a.ts describes it). Prints its URL, then serves
+ * tests/payments/fixtures_a.ts describes it) and PayPal's signing
+ * certificate (the PEM in PAYPAL_CERTIFICATE). Prints its URL, then serves
  * until killed.
  */
 import { createServer } from 'node:http'
@@ -16,6 +17,11 @@ const server = createServer((request, response) => {
     const url = request.url ?? ''
     let body: unknown = { message: 'not found' }
     let status = 404
+    if (url.startsWith('/v1/notifications/certs/') && process.env.PAYPAL_CERTIFICATE) {
+      response.writeHead(200, { 'content-type': 'text/plain' })
+      response.end(process.env.PAYPAL_CERTIFICATE)
+      return
+    }
     if (url === '/invoices/public/checkout/payment_check') {
       status = 200
       body = paid

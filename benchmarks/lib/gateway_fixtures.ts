@@ -13,16 +13,30 @@ import type { GatewayFactory } from '../../src/payments/types.ts'
 import type { SigningCredentials } from '../../src/payments/testing.ts'
 import { FIXTURES } from '../../tests/payments/fixtures.ts'
 import { FIXTURES_A } from '../../tests/payments/fixtures_a.ts'
+import {
+  PAYPAL_CERT,
+  SECRETS,
+  dodo,
+  mollie,
+  paddle,
+  paypal,
+  polar,
+} from '../../tests/payments/fixtures_b.ts'
+import { makeCertificate } from '../../tests/payments/stand_ins_b.ts'
+import { PAYPAL_TEST_CERTIFICATE_ORIGIN } from '../../src/payments/testing.ts'
 
 export interface BenchGatewayFixture {
   /** The `:provider` segment and the driver name */
   name: string
   /** The provider as config/payments.ts declares it; `api` is the gateway API stand-in's URL */
   provider(api: string): GatewayFactory<any>
-  /** What `signedWebhook` signs a delivery with (called in the parent process only) */
-  credentials(): SigningCredentials
+  /**
+   * What `signedWebhook` signs a delivery with (called in the parent process
+   * only); `api` is the gateway API stand-in's URL, where PayPal's certificate is
+   */
+  credentials(api: string): SigningCredentials
   /** Well-formed credentials that are not the app's */
-  wrongCredentials: SigningCredentials
+  wrongCredentials(api: string): SigningCredentials
   /** A delivery of one succeeded payment, unique per `id` */
   payload(id: string): unknown
 }
@@ -39,68 +53,73 @@ function woovi() {
 
 const SQUARE_URL = 'https://shop.example/payments/webhook/square'
 
+/** PayPal's certificate path on the gateway API stand-in, which serves PAYPAL_CERT */
+const PAYPAL_CERT_PATH = '/v1/notifications/certs/CERT-bench'
+/** A key PayPal's certificate does not match, made on first use */
+let paypalWrongKey: string | undefined
+
 export const GATEWAY_FIXTURES: BenchGatewayFixture[] = [
   {
     name: 'stripe',
     provider: () => gateways.stripe({ webhookSecret: 'whsec_bench' }),
     credentials: () => ({ webhookSecret: 'whsec_bench' }),
-    wrongCredentials: { webhookSecret: 'whsec_wrong' },
+    wrongCredentials: () => ({ webhookSecret: 'whsec_wrong' }),
     payload: FIXTURES.stripe.payload,
   },
   {
     name: 'abacatepay',
     provider: () => gateways.abacatepay({ webhookSecret: 'abacate-url', publicKey: 'abacate-key' }),
     credentials: () => ({ webhookSecret: 'abacate-url', publicKey: 'abacate-key' }),
-    wrongCredentials: { webhookSecret: 'abacate-url', publicKey: 'not-the-key' },
+    wrongCredentials: () => ({ webhookSecret: 'abacate-url', publicKey: 'not-the-key' }),
     payload: FIXTURES.abacatepay.payload,
   },
   {
     name: 'asaas',
     provider: () => gateways.asaas({ webhookToken: 'asaas-bench-token' }),
     credentials: () => ({ webhookToken: 'asaas-bench-token' }),
-    wrongCredentials: { webhookToken: 'wrong-token' },
+    wrongCredentials: () => ({ webhookToken: 'wrong-token' }),
     payload: FIXTURES.asaas.payload,
   },
   {
     name: 'woovi',
     provider: () => gateways.woovi({ webhookPublicKey: woovi().publicKey }),
     credentials: () => ({ privateKey: woovi().privateKey }),
-    wrongCredentials: { webhookSecret: 'not-the-woovi-secret' },
+    wrongCredentials: () => ({ webhookSecret: 'not-the-woovi-secret' }),
     payload: FIXTURES.woovi.payload,
   },
   {
     name: 'pagbank',
     provider: () => gateways.pagbank({ webhookToken: 'pagbank-bench-token' }),
     credentials: () => ({ webhookToken: 'pagbank-bench-token' }),
-    wrongCredentials: { webhookToken: 'wrong-token' },
+    wrongCredentials: () => ({ webhookToken: 'wrong-token' }),
     payload: FIXTURES.pagbank.payload,
   },
   {
     name: 'adyen',
     provider: () => gateways.adyen({ hmacKey: 'AB'.repeat(32) }),
     credentials: () => ({ hmacKey: 'AB'.repeat(32) }),
-    wrongCredentials: { hmacKey: 'CD'.repeat(32) },
+    wrongCredentials: () => ({ hmacKey: 'CD'.repeat(32) }),
     payload: FIXTURES.adyen.payload,
   },
   {
     name: 'efi',
     provider: () => gateways.efi({ webhookHmac: 'efi-bench-hmac' }),
     credentials: () => ({ webhookHmac: 'efi-bench-hmac' }),
-    wrongCredentials: { webhookHmac: 'not-the-hmac' },
+    wrongCredentials: () => ({ webhookHmac: 'not-the-hmac' }),
     payload: FIXTURES.efi.payload,
   },
   {
     name: 'infinitepay',
     provider: (api) => gateways.infinitepay({ handle: 'atrium-bench', apiBaseUrl: api }),
     credentials: () => ({}),
-    wrongCredentials: {},
+    wrongCredentials: () => ({}),
     payload: FIXTURES.infinitepay.payload,
   },
   {
     name: 'lemonsqueezy',
     provider: () => gateways.lemonsqueezy({ signingSecret: 'lemon-bench-secret' }),
     credentials: () => ({ webhookSecret: 'lemon-bench-secret' }),
-    wrongCredentials: { webhookSecret: 'not-the-signing-secret' },
+    wrongCredentials: () => ({ webhookSecret: 'not-the-signing-secret' }),
     payload: FIXTURES_A.lemonsqueezy.payload,
   },
   {
@@ -112,21 +131,21 @@ export const GATEWAY_FIXTURES: BenchGatewayFixture[] = [
         apiBaseUrl: api,
       }),
     credentials: () => ({ webhookSecret: 'mp-bench-secret' }),
-    wrongCredentials: { webhookSecret: 'not-the-webhook-secret' },
+    wrongCredentials: () => ({ webhookSecret: 'not-the-webhook-secret' }),
     payload: FIXTURES_A.mercadopago.payload,
   },
   {
     name: 'pagarme',
     provider: () => gateways.pagarme({ secretKey: 'sk_bench_pagarme' }),
     credentials: () => ({ secretKey: 'sk_bench_pagarme' }),
-    wrongCredentials: { secretKey: 'sk_bench_wrong' },
+    wrongCredentials: () => ({ secretKey: 'sk_bench_wrong' }),
     payload: FIXTURES_A.pagarme.payload,
   },
   {
     name: 'razorpay',
     provider: () => gateways.razorpay({ webhookSecret: 'razorpay-bench-secret' }),
     credentials: () => ({ webhookSecret: 'razorpay-bench-secret' }),
-    wrongCredentials: { webhookSecret: 'not-the-webhook-secret' },
+    wrongCredentials: () => ({ webhookSecret: 'not-the-webhook-secret' }),
     payload: FIXTURES_A.razorpay.payload,
   },
   {
@@ -134,8 +153,65 @@ export const GATEWAY_FIXTURES: BenchGatewayFixture[] = [
     provider: () =>
       gateways.square({ signatureKey: 'square-bench-key', notificationUrl: SQUARE_URL }),
     credentials: () => ({ signatureKey: 'square-bench-key', notificationUrl: SQUARE_URL }),
-    wrongCredentials: { signatureKey: 'not-the-signature-key', notificationUrl: SQUARE_URL },
+    wrongCredentials: () => ({
+      signatureKey: 'not-the-signature-key',
+      notificationUrl: SQUARE_URL,
+    }),
     payload: FIXTURES_A.square.payload,
+  },
+  {
+    name: 'paddle',
+    provider: () => gateways.paddle({ webhookSecret: SECRETS.paddle }),
+    credentials: () => ({ webhookSecret: SECRETS.paddle }),
+    wrongCredentials: () => ({ webhookSecret: 'pdl_ntfset_01notthesecret' }),
+    payload: (id) => paddle.transaction(id),
+  },
+  {
+    name: 'polar',
+    provider: () => gateways.polar({ webhookSecret: SECRETS.polar }),
+    credentials: () => ({ webhookSecret: SECRETS.polar }),
+    wrongCredentials: () => ({ webhookSecret: 'polar_whs_not_the_secret' }),
+    payload: (id) => polar.order(id),
+  },
+  {
+    name: 'dodopayments',
+    provider: () => gateways.dodopayments({ webhookSecret: SECRETS.dodopayments }),
+    credentials: () => ({ webhookSecret: SECRETS.dodopayments }),
+    wrongCredentials: () => ({
+      webhookSecret: `whsec_${Buffer.from('not-the-dodo-payments-key-32byte').toString('base64')}`,
+    }),
+    payload: (id) => dodo.payment(id),
+  },
+  {
+    // verified offline against the certificate the API stand-in serves
+    name: 'paypal',
+    provider: (api) =>
+      gateways.paypal({
+        webhookId: SECRETS.paypalWebhookId,
+        [PAYPAL_TEST_CERTIFICATE_ORIGIN]: api,
+      } as any),
+    credentials: (api) => ({
+      privateKey: PAYPAL_CERT.privateKey,
+      certUrl: `${api}${PAYPAL_CERT_PATH}`,
+      webhookId: SECRETS.paypalWebhookId,
+    }),
+    wrongCredentials: (api) => {
+      paypalWrongKey ??= makeCertificate().privateKey
+      return {
+        privateKey: paypalWrongKey,
+        certUrl: `${api}${PAYPAL_CERT_PATH}`,
+        webhookId: SECRETS.paypalWebhookId,
+      }
+    },
+    payload: (id) => paypal.capture(id),
+  },
+  {
+    // the signed (next-gen) webhook: the classic id-only one asks Mollie's API each time
+    name: 'mollie',
+    provider: () => gateways.mollie({ webhookSecret: SECRETS.mollie }),
+    credentials: () => ({ webhookSecret: SECRETS.mollie }),
+    wrongCredentials: () => ({ webhookSecret: 'not-the-mollie-signing-secret' }),
+    payload: (id) => mollie.linkPaid(id),
   },
 ]
 
@@ -159,7 +235,10 @@ export async function gatewayApiStandIn(options: { paid: boolean }) {
   const child = spawn(
     process.execPath,
     ['--import=@poppinss/ts-exec', script, options.paid ? 'paid' : 'unpaid'],
-    { stdio: ['ignore', 'pipe', 'inherit'] }
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, PAYPAL_CERTIFICATE: PAYPAL_CERT.certificate },
+    }
   )
   const url = await new Promise<string>((resolve, reject) => {
     let output = ''

@@ -80,7 +80,7 @@ for (const which of dialects) {
       name: fixture.name,
       path: `/payments/webhook/${fixture.name}`,
       gateway: fixture.name,
-      credentials: fixture.credentials(),
+      credentials: fixture.credentials(api.url),
     })),
   ]
   const load = (route: (typeof routes)[number], requests: number, prefix: string) =>
@@ -90,7 +90,7 @@ for (const which of dialects) {
       requests,
       bodies: 'gateway',
       gateway: route.gateway,
-      credentials: route.name === 'bare' ? fixtures[0]?.credentials() : route.credentials,
+      credentials: route.name === 'bare' ? fixtures[0]?.credentials(api.url) : route.credentials,
       prefix,
     })
 

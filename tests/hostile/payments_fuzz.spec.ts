@@ -1,32 +1,28 @@
 import { test } from '@japa/runner'
-import { CREDENTIALS, paymentsApp } from '../payments/helpers.ts'
-import { FIXTURES, WRONG_CREDENTIALS } from '../payments/fixtures.ts'
-import { FIXTURES_A, WRONG_CREDENTIALS_A } from '../payments/fixtures_a.ts'
+import { paymentsApp } from '../payments/helpers.ts'
+import {
+  GATEWAY_FIXTURES,
+  fixtureProviders,
+  gatewayApiStandIn,
+} from '../../benchmarks/lib/gateway_fixtures.ts'
 import { fuzzCase, prng, type FuzzGateway } from './payments_fuzz_cases.ts'
 
-/** Well-formed credentials that are not the app's, for every gateway */
-const WRONG: Record<string, Record<string, unknown>> = {
-  ...WRONG_CREDENTIALS,
-  ...WRONG_CREDENTIALS_A,
-  woovi: { webhookSecret: 'not-the-woovi-secret' },
-  efi: { webhookHmac: 'not-the-hmac' },
-  infinitepay: {},
-}
-
-/** Every gateway the test app serves, as the fuzzer targets it */
-const GATEWAYS: FuzzGateway[] = Object.keys(CREDENTIALS).map((name) => ({
-  name,
-  payload: { ...FIXTURES, ...FIXTURES_A }[name].payload,
-  credentials: (CREDENTIALS as Record<string, any>)[name],
-  wrongCredentials: WRONG[name] as any,
-}))
-
 test.group('Payments fuzz', () => {
-  test('1,000 seeded random, truncated, wrong-key and header-mangled deliveries: none accepted, no 5xx, no ledger row', async ({
+  test('1,000 seeded random, truncated, wrong-key and header-mangled deliveries over all eighteen gateways: none accepted, no 5xx, no ledger row', async ({
     assert,
+    cleanup,
   }) => {
-    // InfinitePay's stand-in confirms nothing: no fuzzed delivery is a real payment
-    const app = await paymentsApp({ infinitePayPaid: false })
+    // every gateway the benchmarks drive, configured as they are; the API
+    // stand-in confirms no InfinitePay payment: no fuzzed delivery is a real one
+    const api = await gatewayApiStandIn({ paid: false })
+    cleanup(() => api.close())
+    const app = await paymentsApp({ config: { providers: fixtureProviders(api.url) } })
+    const GATEWAYS: FuzzGateway[] = GATEWAY_FIXTURES.map((fixture) => ({
+      name: fixture.name,
+      payload: fixture.payload,
+      credentials: fixture.credentials(api.url),
+      wrongCredentials: fixture.wrongCredentials(api.url),
+    }))
     const random = prng(20_240_612)
     const cases = Array.from({ length: 1000 }, (_, index) =>
       fuzzCase(GATEWAYS[index % GATEWAYS.length], random)

@@ -38,6 +38,15 @@ const SIGNATURE_HEADERS = [
   'x-hub-signature',
   'x-razorpay-signature',
   'x-square-hmacsha256-signature',
+  'paddle-signature',
+  // Standard Webhooks' timestamp is left out: it is signed as the number it
+  // parses to, so a leading zero (one of the manglings) is still authentic
+  'webhook-id',
+  'webhook-signature',
+  'paypal-transmission-sig',
+  'paypal-transmission-id',
+  'paypal-cert-url',
+  'x-mollie-signature',
 ]
 
 /** A real delivery signed as the gateway signs it, with the wrong key */
