@@ -48,7 +48,8 @@ export const SELECT_FEATURES = 'Select the Atrium features to configure'
  * and declares its env variables, then installs (or lists) the packages the
  * chosen features need, once. Running it again changes nothing.
  *
- * Without a terminal nothing is asked: `--features` is required, and the
+ * Without a terminal nothing is asked: `--features` is required, each
+ * feature takes its defaults (payments: Stripe, unless `--gateways`), and the
  * packages are listed unless `--install` is passed.
  */
 export async function configure(command: Configure) {
@@ -89,8 +90,9 @@ export async function configure(command: Configure) {
   const packages = new Map<string, PackageToInstall>()
   for (const name of new Set(selected)) {
     const installer = known.get(name)!
-    await installer.install(command, codemods)
-    for (const entry of installer.packages ?? []) packages.set(entry.name, entry)
+    const chosen = await installer.install(command, codemods)
+    if (chosen === false) return
+    for (const entry of chosen ?? installer.packages ?? []) packages.set(entry.name, entry)
   }
 
   await installOrListPackages(

@@ -24,6 +24,7 @@ const DATABASE_FREE = [
   'tests/demo/**/*.spec.ts',
   'tests/payments/mapping_b.spec.ts',
   'tests/payments/paypal.spec.ts',
+  'tests/payments/configure.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 

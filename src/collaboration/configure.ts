@@ -146,6 +146,11 @@ export const collaborationInstaller: FeatureInstaller = {
   packages: COLLABORATION_PACKAGES,
   async install(command, codemods) {
     const engine = command.parsedFlags.engine
-    await publishCollaboration(command, codemods, typeof engine === 'string' ? engine : 'yjs')
+    const published = await publishCollaboration(
+      command,
+      codemods,
+      typeof engine === 'string' ? engine : 'yjs'
+    )
+    if (!published) return false
   },
 }

@@ -23,8 +23,13 @@ export interface FeatureInstaller {
    * those of every chosen feature once, at the end, instead of each asking
    */
   packages?: PackageToInstall[]
-  /** Publishes the feature's config, migrations, provider and env variables */
-  install(command: Configure, codemods: Codemods): Promise<void>
+  /**
+   * Publishes the feature's config, migrations, provider and env variables.
+   * Returns the packages to install when they depend on the choices made
+   * (they replace `packages`), or false when a flag was wrong: the command
+   * then stops with the exit code the installer set.
+   */
+  install(command: Configure, codemods: Codemods): Promise<void | PackageToInstall[] | false>
 }
 
 /**

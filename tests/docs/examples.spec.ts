@@ -133,10 +133,16 @@ test.group('Docs examples', (group) => {
     assert,
     fs,
   }) => {
-    // a fresh app on which `node ace configure adonis-atrium --features=all` ran
+    // a fresh app on which `node ace configure adonis-atrium --features=all` ran,
+    // every payment gateway enabled so the whole published config typechecks
     const ace = await setupConsoleApp(fs)
     await fs.create('start/env.ts', FRESH_ENV)
-    const configure = await ace.create(Configure, [PACKAGE_ENTRY, '--features=all', '--no-install'])
+    const configure = await ace.create(Configure, [
+      PACKAGE_ENTRY,
+      '--features=all',
+      '--gateways=all',
+      '--no-install',
+    ])
     await configure.exec()
     assert.equal(configure.exitCode, 0)
 

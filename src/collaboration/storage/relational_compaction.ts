@@ -36,9 +36,9 @@ export async function compactStoredDocument(
   state: Uint8Array,
   merge?: MergeUpdates
 ) {
-  // two instances compacting a never-compacted document at once find no row
-  // to lock: one then deadlocks (MariaDB's gap locks) or hits the primary key
-  // (PostgreSQL) and runs again, when the row exists and its lock orders them
+  // two instances creating a document's row at once may deadlock (MariaDB's
+  // gap locks) or collide on the primary key: the loser runs again, when the
+  // row exists and its lock orders them
   for (let attempt = 1; ; attempt++) {
     try {
       return await compactOnce(client, tables, docName, state, merge)
@@ -50,6 +50,13 @@ export async function compactStoredDocument(
   }
 }
 
+/**
+ * The row is created first if missing (never visible empty: the same
+ * transaction fills it), so there is always a row to lock: a compaction
+ * then reads, merges and overwrites exactly the state it locked. Deleting
+ * and re-inserting instead would delete a row another instance committed
+ * after this one's read, and lose its state.
+ */
 async function compactOnce(
   client: QueryClientContract,
   tables: TableNames,
@@ -58,50 +65,55 @@ async function compactOnce(
   merge?: MergeUpdates
 ) {
   await client.transaction(async (trx) => {
+    const now = new Date().toISOString()
+    await trx
+      .knexQuery()
+      .table(tables.documents)
+      .insert({ name: docName, state: Buffer.alloc(0), updated_at: now })
+      .onConflict('name')
+      .ignore()
+    const stored = merge
+      ? await trx.from(tables.documents).where('name', docName).forUpdate().select('state').first()
+      : null
     const lastUpdate = await trx
       .from(tables.updates)
       .where('document_name', docName)
       .max('id as id')
       .first()
+    const lastId: number | null = lastUpdate?.id ?? null
     const compacted = merge
-      ? await mergeStored(trx, tables, docName, state, lastUpdate?.id, merge)
+      ? await mergeStored(trx, tables, docName, stored?.state, state, lastId, merge)
       : state
-    await trx.from(tables.documents).where('name', docName).delete()
-    await trx.table(tables.documents).insert({
-      name: docName,
-      state: Buffer.from(compacted),
-      updated_at: new Date().toISOString(),
-    })
-    if (lastUpdate?.id !== null && lastUpdate?.id !== undefined) {
+    await trx
+      .from(tables.documents)
+      .where('name', docName)
+      .update({ state: Buffer.from(compacted), updated_at: now })
+    if (lastId !== null) {
       await trx
         .from(tables.updates)
         .where('document_name', docName)
-        .where('id', '<=', lastUpdate.id)
+        .where('id', '<=', lastId)
         .delete()
     }
   })
 }
 
 /**
- * `state` with the stored state and the log up to `lastId`, read under a
- * row lock so two instances compacting at once cannot drop each other's.
+ * `state` merged with the stored state (read under the row lock) and the
+ * log up to `lastId`, so two instances compacting at once cannot drop each
+ * other's.
  */
 async function mergeStored(
   trx: QueryClientContract,
   tables: TableNames,
   docName: string,
+  storedState: unknown,
   state: Uint8Array,
-  lastId: number | null | undefined,
+  lastId: number | null,
   merge: MergeUpdates
 ) {
-  const document = await trx
-    .from(tables.documents)
-    .where('name', docName)
-    .forUpdate()
-    .select('state')
-    .first()
   const updates =
-    lastId === null || lastId === undefined
+    lastId === null
       ? []
       : await trx
           .from(tables.updates)
@@ -110,7 +122,7 @@ async function mergeStored(
           .orderBy('id', 'asc')
           .select('update')
   const parts = [
-    ...(document ? [bytes(document.state)] : []),
+    ...(storedState ? [bytes(storedState)] : []),
     ...updates.map((row: any) => bytes(row.update)),
     state,
   ].filter((part) => part.byteLength)
