@@ -130,6 +130,16 @@ export const payments: DemoFeature = {
       }
     )
 
+    // Stands in for Mercado Pago's payments API: every notified id is an approved payment
+    router.get('/payments/demo/mercadopago/v1/payments/:id', async ({ params }) => ({
+      id: String(params.id),
+      status: 'approved',
+      transaction_amount: 129.9,
+      currency_id: 'BRL',
+      external_reference: `order-${params.id}`,
+      date_last_updated: new Date().toISOString(),
+    }))
+
     // Stands in for PayPal's certificate host: the demo signs PayPal deliveries with this certificate's key
     router.get('/v1/notifications/certs/CERT-atrium-demo', async ({ response }) => {
       response.header('content-type', 'text/plain')

@@ -179,7 +179,26 @@ export const DEMO_GATEWAYS: DemoGateway[] = [
       order_nsu: `order-${n}`,
     }),
   },
-  { name: 'mercadopago', label: 'Mercado Pago' },
+  {
+    name: 'mercadopago',
+    label: 'Mercado Pago',
+    // Mercado Pago signs the notified id only: the driver reads the payment from
+    // its API, which this app stands in for under /payments/demo/mercadopago
+    options: (env) => ({
+      webhookSecret: DEMO_SECRETS.mercadopago,
+      accessToken: DEMO_SECRETS.mercadopagoAccessToken,
+      apiBaseUrl: `http://127.0.0.1:${env.get('PORT')}/payments/demo/mercadopago`,
+    }),
+    credentials: () => ({ webhookSecret: DEMO_SECRETS.mercadopago }),
+    payload: (n) => ({
+      id: Number(n.slice(-9)),
+      live_mode: false,
+      type: 'payment',
+      date_created: at(),
+      action: 'payment.created',
+      data: { id: n },
+    }),
+  },
   {
     name: 'paddle',
     label: 'Paddle Billing',
@@ -198,7 +217,31 @@ export const DEMO_GATEWAYS: DemoGateway[] = [
       },
     }),
   },
-  { name: 'lemonsqueezy', label: 'Lemon Squeezy' },
+  {
+    name: 'lemonsqueezy',
+    label: 'Lemon Squeezy',
+    options: () => ({ signingSecret: DEMO_SECRETS.lemonsqueezy }),
+    credentials: () => ({ webhookSecret: DEMO_SECRETS.lemonsqueezy }),
+    payload: (n) => ({
+      meta: {
+        event_name: 'order_created',
+        test_mode: true,
+        custom_data: { externalReference: `order-${n}` },
+      },
+      data: {
+        type: 'orders',
+        id: `ls_${n}`,
+        attributes: {
+          currency: 'USD',
+          status: 'paid',
+          total: 2590,
+          refunded: false,
+          created_at: at(),
+          updated_at: at(),
+        },
+      },
+    }),
+  },
   {
     name: 'paypal',
     label: 'PayPal',
@@ -245,7 +288,27 @@ export const DEMO_GATEWAYS: DemoGateway[] = [
       },
     }),
   },
-  { name: 'pagarme', label: 'Pagar.me' },
+  {
+    name: 'pagarme',
+    label: 'Pagar.me',
+    options: () => ({ secretKey: DEMO_SECRETS.pagarme }),
+    credentials: () => ({ secretKey: DEMO_SECRETS.pagarme }),
+    payload: (n) => ({
+      id: `hook_${n}`,
+      type: 'charge.paid',
+      created_at: at(),
+      data: {
+        id: `ch_${n}`,
+        code: `order-${n}`,
+        amount: 9990,
+        paid_amount: 9990,
+        status: 'paid',
+        currency: 'BRL',
+        payment_method: 'pix',
+        paid_at: at(),
+      },
+    }),
+  },
   {
     name: 'polar',
     label: 'Polar',
@@ -279,8 +342,63 @@ export const DEMO_GATEWAYS: DemoGateway[] = [
       },
     }),
   },
-  { name: 'razorpay', label: 'Razorpay' },
-  { name: 'square', label: 'Square' },
+  {
+    name: 'razorpay',
+    label: 'Razorpay',
+    options: () => ({ webhookSecret: DEMO_SECRETS.razorpay }),
+    credentials: () => ({ webhookSecret: DEMO_SECRETS.razorpay }),
+    payload: (n) => ({
+      entity: 'event',
+      event: 'payment.captured',
+      contains: ['payment'],
+      payload: {
+        payment: {
+          entity: {
+            id: `pay_${n}`,
+            entity: 'payment',
+            amount: 50000,
+            currency: 'INR',
+            status: 'captured',
+            notes: { externalReference: `order-${n}` },
+            created_at: Math.floor(Date.now() / 1000),
+          },
+        },
+      },
+      created_at: Math.floor(Date.now() / 1000),
+    }),
+  },
+  {
+    name: 'square',
+    label: 'Square',
+    // Square signs the notification URL with the body: the demo's own route
+    options: (env) => ({
+      signatureKey: DEMO_SECRETS.square,
+      notificationUrl: `http://127.0.0.1:${env.get('PORT')}/payments/webhook/square`,
+    }),
+    credentials: (env) => ({
+      signatureKey: DEMO_SECRETS.square,
+      notificationUrl: `http://127.0.0.1:${env.get('PORT')}/payments/webhook/square`,
+    }),
+    payload: (n) => ({
+      merchant_id: 'MLEFBHHSJGVHD',
+      type: 'payment.updated',
+      event_id: `evt-${n}`,
+      created_at: at(),
+      data: {
+        type: 'payment',
+        id: `sq_${n}`,
+        object: {
+          payment: {
+            id: `sq_${n}`,
+            amount_money: { amount: 1099, currency: 'USD' },
+            status: 'COMPLETED',
+            reference_id: `order-${n}`,
+            updated_at: at(),
+          },
+        },
+      },
+    }),
+  },
 ]
 
 /**

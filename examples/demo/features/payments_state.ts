@@ -22,6 +22,12 @@ export const DEMO_SECRETS = {
   dodopayments: `whsec_${Buffer.from('atrium-demo-dodo-payments-key-32').toString('base64')}`,
   paypalWebhookId: 'WH-ATRIUM-DEMO',
   mollie: 'atrium_demo_mollie_signing_secret',
+  lemonsqueezy: 'atrium-demo-lemon-squeezy-secret',
+  mercadopago: 'atrium-demo-mercado-pago-secret',
+  mercadopagoAccessToken: 'APP_USR-atrium-demo',
+  pagarme: 'sk_test_atrium_demo_pagarme',
+  razorpay: 'atrium-demo-razorpay-secret',
+  square: 'atrium-demo-square-signature-key',
 }
 
 let paypalCertificate: { privateKey: string; certificate: string } | undefined
