@@ -1,11 +1,12 @@
 /* eslint-disable @unicorn/no-await-expression-member -- tests read documents inline */
 import { test } from '@japa/runner'
+import { randomBytes } from 'node:crypto'
 import { WebSocket } from 'ws'
 import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
 import { automergeDocumentId } from '../../src/collaboration/engines/automerge/document_id.ts'
 import { upgradeStatus } from '../hostile/collaboration_helpers.ts'
 import { allow, closeOf, setupCollabApp, tokenFor, waitFor } from './helpers.ts'
-import { connectRepo, contentOf, openDoc, storedDoc } from './automerge_helpers.ts'
+import { connectRepo, contentOf, openDoc, stopRetrying, storedDoc } from './automerge_helpers.ts'
 
 test.group('Automerge engine (automerge-repo clients)', () => {
   test('two unmodified Repo clients sync through the app', async ({ assert }) => {
@@ -145,5 +146,64 @@ test.group('Automerge engine (automerge-repo clients)', () => {
     const closed = new Promise<number>((resolve) => socket.once('close', resolve))
     socket.send(Buffer.from([0xff, 0xff, 0xff]))
     assert.equal(await closed, 4400)
+  })
+
+  test('a writer whose changes would take the document past maxDocumentBytes is closed with 4413; the document keeps what fit', async ({
+    assert,
+  }) => {
+    const storage = new InMemoryCollaborationStorage()
+    const { wsBase } = await setupCollabApp({
+      engine: 'automerge',
+      storage,
+      limits: { maxDocumentBytes: 64 * 1024 },
+    })
+    const writer = await openDoc(wsBase, 'notes/cap')
+    writer.handle.change((doc: any) => {
+      doc.small = 'fits'
+    })
+    await waitFor(
+      async () => (await storedDoc(storage, 'notes/cap'))?.small === 'fits',
+      5000,
+      'small change stored'
+    )
+    const closed = new Promise<number>((resolve) =>
+      (writer.adapter.socket as any).once('close', (code: number) => resolve(code))
+    )
+    stopRetrying(writer)
+    writer.handle.change((doc: any) => {
+      // random text does not compress: well past 64 KiB in any encoding
+      doc.big = randomBytes(96 * 1024).toString('base64')
+    })
+    assert.equal(await closed, 4413)
+
+    const reader = await openDoc(wsBase, 'notes/cap', tokenFor('notes/cap', 'u2'))
+    assert.equal(contentOf(reader.handle).small, 'fits')
+    assert.isUndefined(contentOf(reader.handle).big)
+    assert.isUndefined((await storedDoc(storage, 'notes/cap'))!.big)
+  })
+
+  test('a presence (ephemeral) message over maxAwarenessStateBytes closes with 4413 and reaches no peer', async ({
+    assert,
+  }) => {
+    const { wsBase } = await setupCollabApp({ engine: 'automerge' })
+    const sender = await openDoc(wsBase, 'notes/presence')
+    const peer = await openDoc(wsBase, 'notes/presence', tokenFor('notes/presence', 'u2'))
+    const received: unknown[] = []
+    peer.handle.on('ephemeral-message', ({ message }) => received.push(message))
+
+    sender.handle.broadcast({ cursor: 1 })
+    await waitFor(() => received.length === 1, 5000, 'small presence relayed')
+
+    const closed = new Promise<number>((resolve) =>
+      (sender.adapter.socket as any).once('close', (code: number) => resolve(code))
+    )
+    stopRetrying(sender)
+    sender.handle.broadcast({ name: 'x'.repeat(20 * 1024) })
+    assert.equal(await closed, 4413)
+    // a marker from the peer's side proves the relay had time to pass the big one on
+    const third = await openDoc(wsBase, 'notes/presence', tokenFor('notes/presence', 'u3'))
+    third.handle.broadcast({ marker: true })
+    await waitFor(() => received.length === 2, 5000, 'marker relayed')
+    assert.deepEqual(received, [{ cursor: 1 }, { marker: true }])
   })
 })

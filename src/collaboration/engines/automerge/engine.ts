@@ -25,6 +25,8 @@ import { CollaborationStorageAdapter } from './storage_adapter.ts'
 
 /** Longer than automerge-repo's sync throttle (100 ms) */
 const SYNC_SETTLE_MS = 250
+/** Near the size cap a document is measured again at most this often */
+const MEASURE_EVERY_MS = 500
 
 /** One document open in the server's repo */
 interface OpenDocument {
@@ -35,6 +37,10 @@ interface OpenDocument {
   /** Holders other than sockets (manager operations) keeping it loaded */
   holds: number
   unloading?: Promise<void>
+  /** Size when last measured, and the sync bytes writers sent since (an upper bound) */
+  measuredBytes: number
+  growthBytes: number
+  measuredAt: number
 }
 
 /**
@@ -71,9 +77,16 @@ export class AutomergeEngine implements CollabEngine {
           const open = this.#byId.get(documentId)
           return open ? withoutChanges(open.handle.doc(), data) : null
         },
+        fits: (documentId, bytes) => {
+          const open = this.#byId.get(documentId)
+          return open ? this.#fits(open, bytes) : true
+        },
         left: (peer) => this.#left(peer),
       },
-      host.limits.maxPayload + 64 * 1024
+      {
+        maxHeldBytes: host.limits.maxPayload + 64 * 1024,
+        maxEphemeralBytes: host.limits.maxAwarenessStateBytes,
+      }
     )
     const share = async (peerId: PeerId, documentId?: DocumentId) =>
       this.#network.mayShare(peerId, documentId)
@@ -119,11 +132,46 @@ export class AutomergeEngine implements CollabEngine {
     // compacts the update log it did not read
     const handle = this.repo.import<any>(state, { docId: documentId })
     handle.doneLoading()
-    const open: OpenDocument = { name: docName, documentId, handle, connections: 0, holds: 0 }
+    const open: OpenDocument = {
+      name: docName,
+      documentId,
+      handle,
+      connections: 0,
+      holds: 0,
+      measuredBytes: state.byteLength,
+      growthBytes: 0,
+      measuredAt: performance.now(),
+    }
     this.#open.set(docName, open)
     this.#byId.set(documentId, open)
     debug('loaded automerge document "%s" as %s', docName, documentId)
     return open
+  }
+
+  /**
+   * False when a sync message of `bytes` could take the document past
+   * `limits.maxDocumentBytes`. The bound is the last measured size plus every
+   * writer's sync bytes since (a sync message carries at most the changes it
+   * adds); near the cap the document is saved and measured again, at most
+   * every 500 ms, so a writer at the cap cannot make the server save per message.
+   */
+  #fits(open: OpenDocument, bytes: number) {
+    const max = this.#host.limits.maxDocumentBytes
+    if (open.measuredBytes + open.growthBytes + bytes <= max) {
+      open.growthBytes += bytes
+      return true
+    }
+    const now = performance.now()
+    if (open.growthBytes > 0 && now - open.measuredAt >= MEASURE_EVERY_MS) {
+      open.measuredBytes = A.save(open.handle.doc()).byteLength
+      open.growthBytes = 0
+      open.measuredAt = now
+    }
+    if (open.measuredBytes + open.growthBytes + bytes <= max) {
+      open.growthBytes += bytes
+      return true
+    }
+    return false
   }
 
   /** The open document, loading it once however many callers ask at once */

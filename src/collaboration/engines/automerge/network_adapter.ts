@@ -39,6 +39,8 @@ export interface AutomergePeer {
 export interface NetworkAdapterHooks {
   /** A read-only peer's sync message without its changes, or null to drop it */
   readOnly(documentId: string, data: Uint8Array): Uint8Array | null
+  /** False when a writer's sync message of `bytes` could take the document past its cap */
+  fits(documentId: string, bytes: number): boolean
   /** The socket closed (after the repo was told) */
   left(peer: AutomergePeer): void
 }
@@ -106,11 +108,16 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
   })
 
   #maxHeldBytes: number
+  #maxEphemeralBytes: number
 
-  constructor(hooks: NetworkAdapterHooks, maxHeldBytes: number) {
+  constructor(
+    hooks: NetworkAdapterHooks,
+    caps: { maxHeldBytes: number; maxEphemeralBytes: number }
+  ) {
     super()
     this.#hooks = hooks
-    this.#maxHeldBytes = maxHeldBytes
+    this.#maxHeldBytes = caps.maxHeldBytes
+    this.#maxEphemeralBytes = caps.maxEphemeralBytes
   }
 
   isReady() {
@@ -290,6 +297,11 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
     ) {
       return
     }
+    // presence is relayed to every peer: it gets the cap an awareness state has
+    if (data.byteLength > this.#maxEphemeralBytes) {
+      peer.guard.close(CLOSE_CODES.tooLarge, 'ephemeral message over maxAwarenessStateBytes')
+      return
+    }
     try {
       // the repo decodes it to emit it on the handle; a bad one is dropped here
       cbor.decode(data)
@@ -319,7 +331,17 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
       documentId: string
       data: Uint8Array
     }
-    if ((type === 'sync' || type === 'request') && !peer.session.permission.canWrite) {
+    const isSync = type === 'sync' || type === 'request'
+    if (
+      isSync &&
+      peer.session.permission.canWrite &&
+      !this.#hooks.fits(documentId, data.byteLength)
+    ) {
+      debug('refused a sync message to %s: over maxDocumentBytes', documentId)
+      peer.guard.close(CLOSE_CODES.tooLarge, 'document too large')
+      return
+    }
+    if (isSync && !peer.session.permission.canWrite) {
       let payload: Uint8Array | null
       try {
         payload = this.#hooks.readOnly(documentId, data)
