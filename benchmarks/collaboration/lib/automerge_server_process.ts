@@ -3,7 +3,8 @@
  * manager with the Automerge engine) or `automerge-repo` (the reference sync
  * server: a Repo with the WebSocket server adapter, no Atrium). Both repos
  * have a storage that keeps nothing, so both compute the saves a real server
- * makes and neither pays for a disk. Prints PORT=<n>; answers IPC `stats`.
+ * makes and neither pays for a disk. Prints PORT=<n>; answers IPC `stats`
+ * (memory after a collection) and `cpu` (process CPU time so far).
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -67,6 +68,12 @@ server.listen(0, '127.0.0.1', () => {
 })
 
 process.on('message', (message: any) => {
+  if (message?.cmd === 'cpu') {
+    // no collection first: this reads the work done so far, and a GC would add to it
+    const { user, system } = process.cpuUsage()
+    process.send!({ id: message.id, cpuMicros: user + system })
+    return
+  }
   if (message?.cmd === 'stats') {
     for (let index = 0; index < 3; index++) {
       global.gc?.()
