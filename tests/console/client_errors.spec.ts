@@ -38,7 +38,8 @@ test.group('Console client errors endpoint', () => {
     )
     assert.equal(response.status, 202)
     assert.deepEqual(await response.json(), { received: true })
-    assert.equal((await fetch(`${url}/console/api/client-errors`)).status, 403)
+    const gated = await fetch(`${url}/console/api/client-errors`)
+    assert.equal(gated.status, 403)
 
     await manager.recorder.flush()
     const { data } = await manager.store.list({ type: 'client_error', limit: 5 })
@@ -64,7 +65,8 @@ test.group('Console client errors endpoint', () => {
     assert.equal(over.status, 413)
     await manager.recorder.flush()
     await small.manager.recorder.flush()
-    assert.lengthOf((await manager.store.list({ type: 'client_error', limit: 5 })).data, 0)
+    const { data: stored } = await manager.store.list({ type: 'client_error', limit: 5 })
+    assert.lengthOf(stored, 0)
   })
 
   test('bad fields are a 422 naming the field', async ({ assert }) => {
@@ -97,18 +99,21 @@ test.group('Console client errors endpoint', () => {
     const { url, manager } = await clientErrorsApp({ enabled: true, burst: 3, perMinute: 1 })
     const statuses: number[] = []
     for (let index = 0; index < 5; index++) {
-      statuses.push((await report(url, { message: `error ${index}` })).status)
+      const response = await report(url, { message: `error ${index}` })
+      statuses.push(response.status)
     }
     assert.deepEqual(statuses, [202, 202, 202, 429, 429])
     const limited = await report(url, { message: 'again' })
     assert.equal(limited.headers.get('retry-after'), '60')
     assert.equal(((await limited.json()) as any).errors[0].code, 'E_CONSOLE_RATE_LIMITED')
     await manager.recorder.flush()
-    assert.lengthOf((await manager.store.list({ type: 'client_error', limit: 10 })).data, 3)
+    const { data: stored } = await manager.store.list({ type: 'client_error', limit: 10 })
+    assert.lengthOf(stored, 3)
   })
 
   test('the endpoint is not mounted unless clientErrors.enabled', async ({ assert }) => {
     const { url } = await clientErrorsApp(undefined)
-    assert.equal((await report(url, { message: 'm' })).status, 404)
+    const response = await report(url, { message: 'm' })
+    assert.equal(response.status, 404)
   })
 })

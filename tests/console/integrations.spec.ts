@@ -17,6 +17,12 @@ async function lastBatch(manager: Awaited<ReturnType<typeof consoleApp>>['manage
   return manager.store.batch(data[0].batchId)
 }
 
+/** A request to the test app and its JSON answer */
+async function call(url: string, init?: RequestInit) {
+  const response = await fetch(url, init)
+  return response.json()
+}
+
 function ofType(entries: ConsoleEntry[], type: string) {
   return entries.filter((entry) => entry.type === type)
 }
@@ -76,7 +82,7 @@ test.group('Console watchers: Redis', () => {
   test('nothing is recorded without watchers.redis()', async ({ assert }) => {
     const prefix = `console-test-${randomUUID()}`
     const { url, manager } = await redisApp({ watchers: [] }, prefix)
-    await (await fetch(`${url}/redis`)).json()
+    await call(`${url}/redis`)
     assert.lengthOf(ofType(await lastBatch(manager), 'redis'), 0)
     const { data } = await manager.store.list({ type: 'redis', limit: 10 })
     assert.lengthOf(data, 0)
@@ -113,7 +119,7 @@ test.group('Console watchers: cache', () => {
     assert,
   }) => {
     const { url, manager } = await cacheApp({ watchers: [watchers.cache()] })
-    assert.deepEqual(await (await fetch(`${url}/cache`)).json(), { hit: 'ada', miss: null })
+    assert.deepEqual(await call(`${url}/cache`), { hit: 'ada', miss: null })
 
     const operations = ofType(await lastBatch(manager), 'cache')
     assert.deepEqual(
@@ -136,7 +142,7 @@ test.group('Console watchers: cache', () => {
 
   test('values: true records values redacted', async ({ assert }) => {
     const { url, manager } = await cacheApp({ watchers: [watchers.cache({ values: true })] })
-    await (await fetch(`${url}/cache`)).json()
+    await call(`${url}/cache`)
     const [set, hit] = ofType(await lastBatch(manager), 'cache')
     assert.deepEqual(set.content.value, { name: 'ada', password: '[redacted]' })
     assert.deepEqual(hit.content.value, { name: 'ada', password: '[redacted]' })
@@ -145,7 +151,7 @@ test.group('Console watchers: cache', () => {
 
   test('nothing is recorded without watchers.cache()', async ({ assert }) => {
     const { url, manager } = await cacheApp({ watchers: [] })
-    await (await fetch(`${url}/cache`)).json()
+    await call(`${url}/cache`)
     assert.lengthOf(ofType(await lastBatch(manager), 'cache'), 0)
   })
 })
@@ -184,7 +190,7 @@ test.group('Console watchers: mail', () => {
     assert,
   }) => {
     const { url, manager } = await mailApp({ watchers: [watchers.mail()] })
-    assert.deepEqual(await (await fetch(`${url}/reset`, { method: 'POST' })).json(), {
+    assert.deepEqual(await call(`${url}/reset`, { method: 'POST' }), {
       sent: true,
     })
     const [mail] = ofType(await lastBatch(manager), 'mail')
@@ -202,12 +208,12 @@ test.group('Console watchers: mail', () => {
     assert,
   }) => {
     const withBodies = await mailApp({ watchers: [watchers.mail({ bodies: true })] })
-    await (await fetch(`${withBodies.url}/reset`, { method: 'POST' })).json()
+    await call(`${withBodies.url}/reset`, { method: 'POST' })
     const [mail] = ofType(await lastBatch(withBodies.manager), 'mail')
     assert.include(String(mail.content.html), 'body-secret-token')
 
     const without = await mailApp({ watchers: [] })
-    await (await fetch(`${without.url}/reset`, { method: 'POST' })).json()
+    await call(`${without.url}/reset`, { method: 'POST' })
     assert.lengthOf(ofType(await lastBatch(without.manager), 'mail'), 0)
   })
 })
@@ -233,7 +239,10 @@ test.group('Console watchers: Redis arguments', () => {
     // an unknown command keeps its first argument only
     assert.deepEqual(redisArguments('MODULE.CMD', ['key', 'maybe-secret']), ['key', '[12 bytes]'])
     assert.deepEqual(redisArguments('DEL', ['a', 'b']), ['a', 'b'])
-    const many = redisArguments('DEL', Array.from({ length: 25 }, (_, index) => `k${index}`))
+    const many = redisArguments(
+      'DEL',
+      Array.from({ length: 25 }, (_, index) => `k${index}`)
+    )
     assert.lengthOf(many, 21)
     assert.equal(many[20], '[5 more arguments]')
   })
