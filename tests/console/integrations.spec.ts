@@ -79,6 +79,18 @@ test.group('Console watchers: Redis', () => {
     assert.notInclude(stored, 'hash-secret-value')
   })
 
+  test('a command sent outside any request is an entry of its own batch', async ({ assert }) => {
+    const prefix = `console-test-${randomUUID()}`
+    const { app, manager } = await redisApp({ watchers: [watchers.redis()] }, prefix)
+    const redis = await app.container.make('redis')
+    await redis.connection('main').setex(`${prefix}:job`, 60, 'job-secret-payload')
+    await manager.recorder.flush()
+    const { data } = await manager.store.list({ type: 'redis', limit: 5 })
+    const [setex] = data.filter((entry) => entry.summary.startsWith('SETEX'))
+    assert.equal(setex.batchId, setex.id)
+    assert.equal(setex.summary, `SETEX ${prefix}:job 60 [18 bytes]`)
+  })
+
   test('nothing is recorded without watchers.redis()', async ({ assert }) => {
     const prefix = `console-test-${randomUUID()}`
     const { url, manager } = await redisApp({ watchers: [] }, prefix)
