@@ -44,6 +44,8 @@ export class RedisWatcher {
   #manager?: RedisManagerLike
   #connect?: RedisManagerLike['connection']
   #wrapped: { client: IoClient; original: IoClient['sendCommand']; wrapper: unknown }[] = []
+  /** Clients already looked at: the manager's proxies call `connection()` for every command */
+  #seen = new WeakSet<IoClient>()
 
   constructor(
     config: ResolvedConsoleConfig,
@@ -75,13 +77,15 @@ export class RedisWatcher {
       if (client.sendCommand === wrapper) client.sendCommand = original
     }
     this.#wrapped = []
+    this.#seen = new WeakSet()
     if (this.#manager && this.#connect) this.#manager.connection = this.#connect
     this.#manager = undefined
   }
 
   #attach(connection: { connectionName: string; ioConnection: IoClient }) {
     const client = connection?.ioConnection
-    if (!client || this.#wrapped.some((wrapped) => wrapped.client === client)) return
+    if (!client || this.#seen.has(client)) return
+    this.#seen.add(client)
     const name = connection.connectionName
     if (this.#connections && !this.#connections.includes(name)) return
     const original = client.sendCommand
