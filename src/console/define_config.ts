@@ -1,20 +1,18 @@
 import { configProvider } from '@adonisjs/core'
 import type { ConfigProvider } from '@adonisjs/core/types'
-import stringHelpers from '@adonisjs/core/helpers/string'
-import { E_CONSOLE_CONFIG } from './errors.ts'
+import { durationMs, fail, FILE, fraction, positiveInteger } from './config_checks.ts'
 import type {
   ConsoleConfig,
   ConsoleStoreFactory,
-  Duration,
   EntryType,
   ResolvedConsoleConfig,
   ResolvedDashboardAuth,
   ResolvedPrune,
-  WatcherDescriptor,
 } from './types.ts'
 import { ENTRY_TYPES } from './types.ts'
 
-const FILE = 'config/console.ts'
+export { durationMs } from './config_checks.ts'
+export { watchers } from './watchers/descriptors.ts'
 
 /** Shortest accepted `dashboardAuth.secret`, in bytes */
 export const MIN_SECRET_BYTES = 32
@@ -57,35 +55,6 @@ export const DEFAULT_SKIPPED_BODY_TYPES = [
   'application/zip',
 ]
 
-function fail(message: string): never {
-  throw new E_CONSOLE_CONFIG(message)
-}
-
-/**
- * Milliseconds of a duration (`'8h'`, `'30m'`, `'24h'`, or ms), or a config
- * error naming the key.
- */
-export function durationMs(value: Duration, key: string): number {
-  let ms: number
-  try {
-    ms = stringHelpers.milliseconds.parse(value)
-  } catch {
-    ms = Number.NaN
-  }
-  if (!Number.isFinite(ms) || ms <= 0) {
-    fail(`Invalid "${key}" in ${FILE}: use a duration such as '8h', '30m' or milliseconds`)
-  }
-  return ms
-}
-
-function positiveInteger(value: unknown, key: string, fallback: number): number {
-  if (value === undefined) return fallback
-  if (!Number.isSafeInteger(value) || (value as number) < 0) {
-    fail(`Invalid "${key}" in ${FILE}: use a whole number of 0 or more`)
-  }
-  return value as number
-}
-
 function resolveOverload(value: ConsoleConfig['overloadProtection']) {
   if (value === false) return false
   if (value !== undefined && value !== true && (typeof value !== 'object' || value === null)) {
@@ -110,13 +79,6 @@ function resolveOverload(value: ConsoleConfig['overloadProtection']) {
       5000
     ),
   }
-}
-
-function fraction(value: unknown, key: string): number {
-  if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
-    fail(`Invalid "${key}" in ${FILE}: use a fraction between 0 and 1`)
-  }
-  return value
 }
 
 function entryType(name: string, key: string): EntryType {
@@ -183,6 +145,20 @@ function resolvePrune(options: ConsoleConfig['prune'] = {}): ResolvedPrune {
   }
 }
 
+function resolveClientErrors(
+  options: ConsoleConfig['clientErrors'] = {}
+): ResolvedConsoleConfig['clientErrors'] {
+  return {
+    enabled: options.enabled === true,
+    maxBodyBytes: Math.max(
+      256,
+      positiveInteger(options.maxBodyBytes, 'clientErrors.maxBodyBytes', 16 * 1024)
+    ),
+    perMinute: Math.max(1, positiveInteger(options.perMinute, 'clientErrors.perMinute', 30)),
+    burst: Math.max(1, positiveInteger(options.burst, 'clientErrors.burst', 10)),
+  }
+}
+
 function mountPath(path: string | undefined): string {
   const value = path ?? '/console'
   if (!/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/.test(value) || value.includes('//')) {
@@ -216,54 +192,6 @@ export const stores = {
         return new MemoryConsoleStore()
       },
     }
-  },
-}
-
-/**
- * Watchers beyond the request and exception watchers (which are always on).
- */
-export const watchers = {
-  /**
-   * Lucid queries, from the query events of each watched connection's knex
-   * instance (all connections unless listed).
-   */
-  queries(options: { slowMs?: number; connections?: string[] } = {}): WatcherDescriptor {
-    return {
-      name: 'queries',
-      options: {
-        slowMs: positiveInteger(options.slowMs, 'watchers.queries.slowMs', 100),
-        connections: options.connections,
-      },
-    }
-  },
-  /**
-   * Log lines written through the Adonis logger, at or above `level` ('info' by default).
-   */
-  logs(
-    options: { level?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' } = {}
-  ): WatcherDescriptor {
-    const level = options.level ?? 'info'
-    if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal'].includes(level)) {
-      fail(`Invalid "watchers.logs.level" in ${FILE}: use trace, debug, info, warn, error or fatal`)
-    }
-    return { name: 'logs', options: { level } }
-  },
-  /**
-   * Outgoing HTTP requests made with `fetch` or `node:http`/`node:https`;
-   * `slowMs` (1000) marks slow ones.
-   */
-  http(options: { slowMs?: number } = {}): WatcherDescriptor {
-    return {
-      name: 'http',
-      options: { slowMs: positiveInteger(options.slowMs, 'watchers.http.slowMs', 1000) },
-    }
-  },
-  /**
-   * Atrium's own features, from their `atrium:<feature>:<event>` diagnostics
-   * channels: payment webhook deliveries for now.
-   */
-  features(): WatcherDescriptor {
-    return { name: 'features', options: {} }
   },
 }
 
@@ -330,6 +258,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
       ),
     },
     prune: resolvePrune(config.prune),
+    clientErrors: resolveClientErrors(config.clientErrors),
     authorizer: config.authorizer,
     authorizeAction: config.authorizeAction,
     dashboardAuth: resolveDashboardAuth(config.dashboardAuth),

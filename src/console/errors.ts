@@ -1,3 +1,4 @@
+import type { HttpContext } from '@adonisjs/core/http'
 import { AtriumException } from '../shared/errors.ts'
 
 /**
@@ -51,8 +52,50 @@ export class ConsoleInvalidQueryException extends AtriumException {
   }
 }
 
+/**
+ * A client-error report whose fields the console cannot use: 422 naming the field.
+ */
+export class ConsoleInvalidReportException extends AtriumException {
+  static status = 422
+  static code = 'E_CONSOLE_INVALID_REPORT'
+
+  constructor(message: string, field: string) {
+    super(message, { status: 422, code: 'E_CONSOLE_INVALID_REPORT', details: { field } })
+  }
+}
+
+/**
+ * A client-error report over `clientErrors.maxBodyBytes`: 413.
+ */
+export class ConsoleReportTooLargeException extends AtriumException {
+  static status = 413
+  static code = 'E_CONSOLE_REPORT_TOO_LARGE'
+}
+
+/**
+ * An IP past its client-error rate: 429 with `Retry-After`.
+ */
+export class ConsoleRateLimitedException extends AtriumException {
+  static status = 429
+  static code = 'E_CONSOLE_RATE_LIMITED'
+
+  static message = 'Too many reports'
+
+  constructor(readonly retryAfterSeconds: number) {
+    super(undefined, { details: { retryAfter: retryAfterSeconds } })
+  }
+
+  async handle(error: this, ctx: HttpContext) {
+    ctx.response.header('retry-after', String(error.retryAfterSeconds))
+    return super.handle(error, ctx)
+  }
+}
+
 export const E_CONSOLE_CONFIG = ConsoleConfigException
 export const E_CONSOLE_UNAUTHENTICATED = ConsoleUnauthenticatedException
 export const E_CONSOLE_FORBIDDEN = ConsoleForbiddenException
 export const E_CONSOLE_NOT_FOUND = ConsoleNotFoundException
 export const E_CONSOLE_INVALID_QUERY = ConsoleInvalidQueryException
+export const E_CONSOLE_INVALID_REPORT = ConsoleInvalidReportException
+export const E_CONSOLE_REPORT_TOO_LARGE = ConsoleReportTooLargeException
+export const E_CONSOLE_RATE_LIMITED = ConsoleRateLimitedException

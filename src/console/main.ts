@@ -9,4 +9,11 @@ export type { ConsoleManager } from './manager.ts'
 export { ENTRY_TYPES } from './types.ts'
 export * as errors from './errors.ts'
 export type * from './types.ts'
-export type { ConsoleStore, EntryListQuery, EntryPage, PruneResult } from './stores/contract.ts'
+export type {
+  ConsoleStore,
+  EntryListQuery,
+  EntryPage,
+  PruneResult,
+  StoreDescription,
+} from './stores/contract.ts'
+export type { DoctorReport } from './doctor.ts'

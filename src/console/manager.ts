@@ -7,11 +7,15 @@ import { ConsoleRecorder } from './recorder.ts'
 import { DashboardSessions } from './session.ts'
 import type { ConsoleStore, PruneResult } from './stores/contract.ts'
 import type { ResolvedConsoleConfig } from './types.ts'
+import { assertPackagesInstalled, importOptional } from '../shared/optional_import.ts'
+import { CacheWatcher } from './watchers/cache_watcher.ts'
 import { ExceptionWatcher } from './watchers/exception_watcher.ts'
 import { FeatureWatcher } from './watchers/feature_watcher.ts'
 import { HttpClientWatcher } from './watchers/http_client_watcher.ts'
 import { LogWatcher } from './watchers/log_watcher.ts'
+import { MailWatcher } from './watchers/mail_watcher.ts'
 import { QueryWatcher } from './watchers/query_watcher.ts'
+import { RedisWatcher, type RedisManagerLike } from './watchers/redis_watcher.ts'
 import { RequestWatcher } from './watchers/request_watcher.ts'
 
 /**
@@ -32,6 +36,7 @@ export class ConsoleManager {
   #logWatcher?: LogWatcher
   #others: { uninstall(): void }[] = []
   #app: ApplicationService
+  #logger?: Logger
   #started = false
 
   constructor(
@@ -41,6 +46,7 @@ export class ConsoleManager {
     logger?: Logger
   ) {
     this.#app = app
+    this.#logger = logger
     this.config = config
     this.store = store
     this.recorder = new ConsoleRecorder(config, store, logger)
@@ -83,6 +89,15 @@ export class ConsoleManager {
   /** Installs the watchers and starts the flush timer (web and test environments) */
   async start() {
     if (this.#started || !this.config.enabled) return
+    // a watcher of a package that is not installed is a boot error, not a silent gap
+    for (const watcher of this.config.watchers) {
+      if (watcher.package) {
+        assertPackagesInstalled(
+          [watcher.package],
+          `watchers.${watcher.name}() in config/console.ts`
+        )
+      }
+    }
     this.#started = true
     this.#exceptionWatcher.install()
     for (const watcher of this.config.watchers) {
@@ -101,10 +116,40 @@ export class ConsoleManager {
         const features = new FeatureWatcher(this.config, this.recorder)
         features.install()
         this.#others.push(features)
+      } else {
+        await this.#startIntegration(watcher.name, watcher.options)
       }
     }
     this.recorder.start()
     this.overload?.start()
+  }
+
+  /** The watchers of optional packages: Bentocache, Redis, mail */
+  async #startIntegration(name: string, options: Record<string, unknown>) {
+    const container = this.#app.container
+    if (name === 'cache') {
+      const { tracingChannels } = await importOptional<typeof import('@adonisjs/cache')>(
+        '@adonisjs/cache',
+        'watchers.cache() in config/console.ts'
+      )
+      const cache = new CacheWatcher(this.config, this.recorder, options)
+      cache.install(tracingChannels.cacheOperation, await container.make('emitter'))
+      this.#others.push(cache)
+    } else if (name === 'redis') {
+      if (!container.hasBinding('redis')) {
+        this.#logger?.warn(
+          'console watchers.redis() records nothing: @adonisjs/redis is installed but its provider is not registered in adonisrc.ts'
+        )
+        return
+      }
+      const redis = new RedisWatcher(this.config, this.recorder, options)
+      redis.install((await container.make('redis')) as unknown as RedisManagerLike)
+      this.#others.push(redis)
+    } else if (name === 'mail') {
+      const mail = new MailWatcher(this.config, this.recorder, options)
+      mail.install((await container.make('emitter')) as any)
+      this.#others.push(mail)
+    }
   }
 
   /** Deletes what `prune` in config/console.ts says is too old or too many */

@@ -66,9 +66,10 @@ export class ConsoleRecorder {
 
   /**
    * Records one entry: into its batch when inside one, else straight to the
-   * buffer (sampled by its type). Never throws.
+   * buffer (sampled by its type); `null` records it alone even inside a batch.
+   * Never throws.
    */
-  record(entry: NewEntry, batch = batchStorage.getStore()) {
+  record(entry: NewEntry, batch: RecordingBatch | null | undefined = batchStorage.getStore()) {
     if (!this.#config.enabled || batch?.ignored) return
     if (this.paused) {
       if (entry.type === 'exception') this.exceptionsWhilePaused++

@@ -73,3 +73,14 @@ export function redactHeaders(
   }
   return copy
 }
+
+/** A URL with the values of its `redact.keys` query parameters hidden */
+export function redactUrl(url: string, bounds: Bounds): string {
+  const question = url.indexOf('?')
+  if (question < 0) return url
+  const params = new URLSearchParams(url.slice(question + 1))
+  for (const key of [...params.keys()]) {
+    if (bounds.keys.includes(key.toLowerCase())) params.set(key, REDACTED)
+  }
+  return `${url.slice(0, question)}?${params.toString()}`
+}

@@ -6,7 +6,18 @@ import type { ConsoleStore } from './stores/contract.ts'
 export type Duration = string | number
 
 /** Kinds of entries this version records */
-export const ENTRY_TYPES = ['request', 'query', 'exception', 'log', 'http', 'feature'] as const
+export const ENTRY_TYPES = [
+  'request',
+  'query',
+  'exception',
+  'log',
+  'http',
+  'feature',
+  'cache',
+  'redis',
+  'mail',
+  'client_error',
+] as const
 export type EntryType = (typeof ENTRY_TYPES)[number]
 
 /** What a `session`, `login` or `resolveUser` hook returns for a user */
@@ -87,6 +98,20 @@ export interface RequestCaptureOptions {
 export interface WatcherDescriptor {
   name: string
   options: Record<string, unknown>
+  /** The optional package the watcher reads from (`@adonisjs/redis`), checked at boot */
+  package?: string
+}
+
+/** `clientErrors`: the public endpoint browsers report their errors to */
+export interface ClientErrorsOptions {
+  /** Off by default: `POST {path}/api/client-errors` is not mounted */
+  enabled?: boolean
+  /** Largest accepted body, 16 KiB by default; a larger one is a 413 */
+  maxBodyBytes?: number
+  /** Reports per minute per IP (token bucket refill), 30 by default */
+  perMinute?: number
+  /** Reports one IP may send at once before the rate applies, 10 by default */
+  burst?: number
 }
 
 /** Retention */
@@ -138,6 +163,7 @@ export interface ConsoleConfig {
     flushAt?: number
   }
   prune?: PruneOptions
+  clientErrors?: ClientErrorsOptions
   authorizer?: ConsoleAuthorizer
   authorizeAction?: ConsoleActionAuthorizer
   dashboardAuth?: DashboardAuthOptions
@@ -186,6 +212,7 @@ export interface ResolvedConsoleConfig {
     flushAt: number
   }
   prune: ResolvedPrune
+  clientErrors: Required<ClientErrorsOptions>
   authorizer?: ConsoleAuthorizer
   authorizeAction?: ConsoleActionAuthorizer
   dashboardAuth?: ResolvedDashboardAuth

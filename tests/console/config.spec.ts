@@ -63,8 +63,8 @@ test.group('Console config', () => {
       /Invalid "sampling.request"/
     )
     assert.throws(
-      () => resolveConsoleConfig({ sampling: { cache: 0.5 } as any }),
-      /Unknown entry type "cache"/
+      () => resolveConsoleConfig({ sampling: { jobs: 0.5 } as any }),
+      /Unknown entry type "jobs"/
     )
     assert.throws(() => resolveConsoleConfig({ path: 'console/' }), /Invalid "path"/)
     assert.throws(() => resolveConsoleConfig({ authorizer: true as any }), /Invalid "authorizer"/)

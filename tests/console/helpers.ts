@@ -39,6 +39,9 @@ export async function consoleApp(
     production?: boolean
     /** Registers the bodyparser as start/kernel.ts does (default true) */
     bodyparser?: boolean
+    /** More providers (Redis, cache, mail) and their config files */
+    providers?: (() => Promise<any>)[]
+    appConfig?: Record<string, unknown>
   } = {}
 ) {
   const db = await createDatabase()
@@ -52,11 +55,13 @@ export async function consoleApp(
     testApp = await setupApp({
       database: true,
       providers: [
+        ...(options.providers ?? []),
         () => import('../../providers/console_provider.ts'),
         async () => ({ default: AppExceptionHandlerProvider }),
       ],
       // a loaded test machine must not pause recording under other tests: overload.spec.ts turns it on
       config: {
+        ...options.appConfig,
         console: defineConfig({ overloadProtection: false, ...options.config }),
       },
       routes: async (router) => {

@@ -1,6 +1,7 @@
 import type { Router } from '@adonisjs/core/http'
 import type { ConsoleManager } from '../manager.ts'
 import { AuthController } from './auth_controller.ts'
+import { ClientErrorsController } from './client_errors_controller.ts'
 import { EntriesController } from './entries_controller.ts'
 import { surfaceMiddleware } from './gates.ts'
 import { shellHandler } from './page.ts'
@@ -30,6 +31,12 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       .as('atrium.console.auth')
   }
 
+  if (config.clientErrors.enabled) {
+    // public: any visitor's browser reports here, so no gate; the bucket and the cap bound it
+    const clientErrors = new ClientErrorsController(config, manager.recorder)
+    router.post(`${api}/client-errors`, clientErrors.store).as('atrium.console.client_errors')
+  }
+
   const entries = new EntriesController(manager)
   router
     .group(() => {
@@ -39,6 +46,10 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/logs', entries.list('log')).as('logs')
       router.get('/http', entries.list('http')).as('http')
       router.get('/features', entries.list('feature')).as('features')
+      router.get('/cache', entries.list('cache')).as('cache')
+      router.get('/redis', entries.list('redis')).as('redis')
+      router.get('/mail', entries.list('mail')).as('mail')
+      router.get('/client-errors', entries.list('client_error')).as('client_errors')
       router.get('/entries/:id', entries.show).as('entry')
       router.get('/batches/:id', entries.batch).as('batch')
       router.get('/health', () => ({ data: { recorder: manager.recorderState() } })).as('health')

@@ -2,9 +2,12 @@ import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
 
 /** Filters of a list request; every field optional */
 export interface EntryListQuery {
-  type: EntryType
+  /** Every type when absent (`console:list` without `--type`) */
+  type?: EntryType
   /** Keyset cursor: entries older than this id */
   before?: string
+  /** Entries at or newer than this id (`idAtTime(since)`) */
+  since?: string
   limit: number
   status?: number
   /** `2xx` .. `5xx` */
@@ -31,6 +34,22 @@ export interface PruneStep {
   limit: number
 }
 
+/** Where a store writes, for `console:doctor` */
+export interface StoreDescription {
+  driver: string
+  connection?: string
+  /** The Lucid client: `better-sqlite3`, `pg`, `mysql2`... */
+  client?: string
+  /** The SQLite file, when the connection is one */
+  file?: string
+  /** Flushes run on the SQLite writer thread */
+  threaded?: boolean
+  /** False when entries cannot be written (a missing table, an unknown connection) */
+  ready: boolean
+  /** Why it is not ready, and the fix */
+  problem?: string
+}
+
 /**
  * Where entries live. One class per backend (Lucid, memory), chosen once from
  * `storage` in config/console.ts.
@@ -47,4 +66,6 @@ export interface ConsoleStore {
   /** Deletes at most `limit` entries of `type` with ids below `belowId`; returns how many */
   deleteBelow(step: PruneStep): Promise<number>
   close?(): Promise<void>
+  /** What `console:doctor` prints about this store */
+  describe?(): Promise<StoreDescription>
 }

@@ -3,7 +3,13 @@ import ConsoleEntryModel from '../models/console_entry.ts'
 import { INSERT_CHUNK, insertEntries, serialiseChunks, SQLITE_INSERT } from './bulk_insert.ts'
 import { SqliteWriter } from './sqlite_writer.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
-import type { ConsoleStore, EntryListQuery, EntryPage, PruneStep } from './contract.ts'
+import type {
+  ConsoleStore,
+  EntryListQuery,
+  EntryPage,
+  PruneStep,
+  StoreDescription,
+} from './contract.ts'
 
 const SUMMARY_COLUMNS = [
   'id',
@@ -78,6 +84,34 @@ export class LucidConsoleStore implements ConsoleStore {
     await client.transaction((trx) => insertEntries(trx, entries))
   }
 
+  /** The connection, its client and file, and whether `console_entries` exists on it */
+  async describe(): Promise<StoreDescription> {
+    const connection = this.#connection ?? this.#db.primaryConnectionName
+    const config = this.#db.manager.get(connection)?.config
+    const description: StoreDescription = {
+      driver: 'database',
+      connection,
+      threaded: this.threaded,
+      ready: false,
+    }
+    if (!config) {
+      description.problem = `connection "${connection}" is not defined in config/database.ts`
+      return description
+    }
+    description.client = config.client
+    const filename = (config.connection as { filename?: unknown } | undefined)?.filename
+    if (typeof filename === 'string') description.file = filename
+    try {
+      description.ready = await this.#client().schema.hasTable(ConsoleEntryModel.table)
+      if (!description.ready) {
+        description.problem = `table "${ConsoleEntryModel.table}" is missing on connection "${connection}": run "node ace migration:run" (the console_entries migration)`
+      }
+    } catch (error) {
+      description.problem = `connection "${connection}" failed: ${(error as Error).message}`
+    }
+    return description
+  }
+
   async close() {
     await this.#writer?.close()
   }
@@ -85,10 +119,11 @@ export class LucidConsoleStore implements ConsoleStore {
   async list(query: EntryListQuery): Promise<EntryPage> {
     const builder = this.#query()
       .select(SUMMARY_COLUMNS)
-      .where('type', query.type)
       .orderBy('id', 'desc')
       .limit(query.limit + 1)
+    if (query.type) builder.where('type', query.type)
     if (query.before) builder.where('id', '<', query.before)
+    if (query.since) builder.where('id', '>=', query.since)
     if (query.status !== undefined) builder.where('status', query.status)
     if (query.statusClass !== undefined) {
       builder.whereBetween('status', [query.statusClass * 100, query.statusClass * 100 + 99])

@@ -1,11 +1,21 @@
 import type { ConsoleEntry, EntryType } from '../types.ts'
-import type { ConsoleStore, EntryListQuery, EntryPage, PruneStep } from './contract.ts'
+import type {
+  ConsoleStore,
+  EntryListQuery,
+  EntryPage,
+  PruneStep,
+  StoreDescription,
+} from './contract.ts'
 
 /**
  * Entries in process memory, for tests and throwaway setups: lost on restart.
  */
 export class MemoryConsoleStore implements ConsoleStore {
   #entries = new Map<string, ConsoleEntry>()
+
+  async describe(): Promise<StoreDescription> {
+    return { driver: 'memory', ready: true }
+  }
 
   async write(entries: ConsoleEntry[]) {
     for (const entry of entries) this.#entries.set(entry.id, structuredClone(entry))
@@ -23,6 +33,7 @@ export class MemoryConsoleStore implements ConsoleStore {
       .filter(
         (entry) =>
           (!query.before || entry.id < query.before) &&
+          (!query.since || entry.id >= query.since) &&
           (query.status === undefined || entry.status === query.status) &&
           (query.statusClass === undefined ||
             Math.floor((entry.status ?? 0) / 100) === query.statusClass) &&

@@ -2,7 +2,7 @@ import diagnosticsChannel from 'node:diagnostics_channel'
 import { performance } from 'node:perf_hooks'
 import { batchStorage, type RecordingBatch } from '../batch.ts'
 import type { ConsoleRecorder } from '../recorder.ts'
-import { REDACTED, redactHeaders } from '../redact.ts'
+import { redactHeaders, redactUrl } from '../redact.ts'
 import type { ResolvedConsoleConfig } from '../types.ts'
 
 /** A request between its start and its answer */
@@ -85,15 +85,8 @@ export class HttpClientWatcher {
     this.#subscriptions = []
   }
 
-  /** The URL with the values of redacted query keys hidden */
   #url(url: string) {
-    const question = url.indexOf('?')
-    if (question < 0) return url
-    const params = new URLSearchParams(url.slice(question + 1))
-    for (const key of [...params.keys()]) {
-      if (this.#config.redact.keys.includes(key.toLowerCase())) params.set(key, REDACTED)
-    }
-    return `${url.slice(0, question)}?${params.toString()}`
+    return redactUrl(url, this.#config.redact)
   }
 
   #begin(target: object, started: Omit<Started, 'at' | 'batch'>) {

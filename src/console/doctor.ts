@@ -1,0 +1,153 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import type { ConsoleManager } from './manager.ts'
+import type { StoreDescription } from './stores/contract.ts'
+
+/** One watcher as `console:doctor` reports it */
+export interface WatcherReport {
+  name: string
+  /** The optional package it reads from, when it has one */
+  package: string | null
+  /** The package resolves from the app (true for built-in watchers) */
+  installed: boolean
+}
+
+/** What `console:doctor` prints (and `--json` prints as is) */
+export interface DoctorReport {
+  /** No problem found */
+  ok: boolean
+  /** Misconfigurations that deny access or lose entries: exit code 1 */
+  problems: string[]
+  /** Worth knowing, nothing lost */
+  warnings: string[]
+  environment: { production: boolean }
+  gates: {
+    summary: string
+    dashboardAuth: { modes: string[]; ttlMs: number } | null
+    authorizer: boolean
+    authorizeAction: boolean
+    /** The MCP server is not part of this version */
+    mcp: 'not available'
+    clientErrors: { enabled: boolean; maxBodyBytes: number; perMinute: number; burst: number }
+  }
+  storage: StoreDescription
+  retention: {
+    afterMs: number | null
+    perTypeMs: Record<string, number>
+    maxRows: Record<string, number>
+  }
+  recorder: {
+    enabled: boolean
+    sampling: Record<string, number>
+    overloadProtection: false | { maxEventLoopLagMs: number; startupGraceMs: number }
+    /** This process's recorder; a web server reports its own at GET {path}/api/health */
+    state: ReturnType<ConsoleManager['recorderState']>['state']
+    dropped: number
+    failed: number
+  }
+  watchers: WatcherReport[]
+}
+
+function resolves(name: string) {
+  try {
+    import.meta.resolve(name)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Reads the effective console setup of an app (gates, storage, retention,
+ * recorder, watchers and their packages) and lists what denies access or
+ * loses entries as problems.
+ */
+export async function diagnose(app: ApplicationService, manager: ConsoleManager) {
+  const { config } = manager
+  const problems: string[] = []
+  const warnings: string[] = []
+
+  if (!config.enabled) warnings.push('"enabled" is false in config/console.ts: nothing is recorded')
+  if (app.inProduction && !config.authorizer && !config.dashboardAuth) {
+    problems.push(
+      'production without "authorizer" or "dashboardAuth": the API denies every read (403). Set one in config/console.ts'
+    )
+  }
+  if (!config.authorizeAction) {
+    warnings.push('no "authorizeAction": mutations (prune now) are denied')
+  }
+
+  const storage: StoreDescription = (await manager.store.describe?.()) ?? {
+    driver: config.storage.driver,
+    ready: true,
+  }
+  if (!storage.ready) problems.push(`storage: ${storage.problem ?? 'entries cannot be written'}`)
+  if (storage.driver === 'memory' && app.inProduction) {
+    warnings.push('storage is stores.memory(): entries are lost on every restart')
+  }
+
+  const prune = config.prune
+  if (
+    prune.after === undefined &&
+    !Object.keys(prune.perType).length &&
+    !Object.keys(prune.maxRows).length
+  ) {
+    warnings.push('no retention ("prune"): console_entries grows until you prune it')
+  }
+
+  const watchers: WatcherReport[] = [
+    { name: 'requests', package: null, installed: true },
+    { name: 'exceptions', package: null, installed: true },
+  ]
+  for (const watcher of config.watchers) {
+    const installed = watcher.package ? resolves(watcher.package) : true
+    watchers.push({ name: watcher.name, package: watcher.package ?? null, installed })
+    if (!installed) {
+      problems.push(
+        `watchers.${watcher.name}() needs "${watcher.package}", which is not installed: the web server refuses to boot. Run: npm install ${watcher.package}`
+      )
+    } else if (watcher.name === 'redis' && !app.container.hasBinding('redis')) {
+      problems.push(
+        'watchers.redis(): the @adonisjs/redis provider is not registered in adonisrc.ts, so no command is recorded'
+      )
+    }
+  }
+  if (config.clientErrors.enabled && !resolves('@vinejs/vine')) {
+    problems.push(
+      '"clientErrors" needs "@vinejs/vine", which is not installed: every report fails. Run: npm install @vinejs/vine'
+    )
+  }
+
+  const recorder = manager.recorderState()
+  const report: DoctorReport = {
+    ok: problems.length === 0,
+    problems,
+    warnings,
+    environment: { production: app.inProduction },
+    gates: {
+      summary: manager.gates.describe(),
+      dashboardAuth: config.dashboardAuth
+        ? { modes: config.dashboardAuth.modes, ttlMs: config.dashboardAuth.ttlMs }
+        : null,
+      authorizer: typeof config.authorizer === 'function',
+      authorizeAction: typeof config.authorizeAction === 'function',
+      mcp: 'not available',
+      clientErrors: config.clientErrors,
+    },
+    storage,
+    retention: {
+      afterMs: prune.after ?? null,
+      perTypeMs: prune.perType as Record<string, number>,
+      maxRows: prune.maxRows as Record<string, number>,
+    },
+    recorder: {
+      enabled: config.enabled,
+      sampling: config.sampling as Record<string, number>,
+      overloadProtection: config.overloadProtection,
+      state: recorder.state,
+      dropped: recorder.dropped,
+      failed: recorder.failed,
+    },
+    watchers,
+  }
+  return report
+}

@@ -1,0 +1,90 @@
+import { fail, FILE, positiveInteger } from '../config_checks.ts'
+import type { WatcherDescriptor } from '../types.ts'
+
+/**
+ * Watchers beyond the request and exception watchers (which are always on).
+ */
+export const watchers = {
+  /**
+   * Lucid queries, from the query events of each watched connection's knex
+   * instance (all connections unless listed).
+   */
+  queries(options: { slowMs?: number; connections?: string[] } = {}): WatcherDescriptor {
+    return {
+      name: 'queries',
+      options: {
+        slowMs: positiveInteger(options.slowMs, 'watchers.queries.slowMs', 100),
+        connections: options.connections,
+      },
+    }
+  },
+  /**
+   * Log lines written through the Adonis logger, at or above `level` ('info' by default).
+   */
+  logs(
+    options: { level?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' } = {}
+  ): WatcherDescriptor {
+    const level = options.level ?? 'info'
+    if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal'].includes(level)) {
+      fail(`Invalid "watchers.logs.level" in ${FILE}: use trace, debug, info, warn, error or fatal`)
+    }
+    return { name: 'logs', options: { level } }
+  },
+  /**
+   * Outgoing HTTP requests made with `fetch` or `node:http`/`node:https`;
+   * `slowMs` (1000) marks slow ones.
+   */
+  http(options: { slowMs?: number } = {}): WatcherDescriptor {
+    return {
+      name: 'http',
+      options: { slowMs: positiveInteger(options.slowMs, 'watchers.http.slowMs', 1000) },
+    }
+  },
+  /**
+   * Atrium's own features, from their `atrium:<feature>:<event>` diagnostics
+   * channels: payment webhook deliveries for now.
+   */
+  features(): WatcherDescriptor {
+    return { name: 'features', options: {} }
+  },
+  /**
+   * `@adonisjs/cache` (Bentocache) operations from its `bentocache.cache.operation`
+   * tracing channel: get, set, getOrSet, delete... with key, store, hit and
+   * duration. Values are recorded only with `values: true`, redacted and bounded.
+   */
+  cache(options: { values?: boolean; slowMs?: number } = {}): WatcherDescriptor {
+    return {
+      name: 'cache',
+      package: '@adonisjs/cache',
+      options: {
+        values: options.values === true,
+        slowMs: positiveInteger(options.slowMs, 'watchers.cache.slowMs', 100),
+      },
+    }
+  },
+  /**
+   * Commands sent through `@adonisjs/redis` connections (all, or `connections`):
+   * name, arguments with written values replaced by their length, connection
+   * and duration.
+   */
+  redis(options: { slowMs?: number; connections?: string[] } = {}): WatcherDescriptor {
+    if (options.connections !== undefined && !Array.isArray(options.connections)) {
+      fail(`Invalid "watchers.redis.connections" in ${FILE}: use a list of connection names`)
+    }
+    return {
+      name: 'redis',
+      package: '@adonisjs/redis',
+      options: {
+        slowMs: positiveInteger(options.slowMs, 'watchers.redis.slowMs', 100),
+        connections: options.connections,
+      },
+    }
+  },
+  /**
+   * Mail sent through `@adonisjs/mail`, from its `mail:sending` and `mail:sent`
+   * events: mailer, from, to, cc, bcc, subject. Bodies only with `bodies: true`.
+   */
+  mail(options: { bodies?: boolean } = {}): WatcherDescriptor {
+    return { name: 'mail', package: '@adonisjs/mail', options: { bodies: options.bodies === true } }
+  },
+}
