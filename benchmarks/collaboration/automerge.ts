@@ -74,7 +74,7 @@ async function startServer(kind: Kind): Promise<Server> {
     port,
     child,
     stats: () => ask('stats'),
-    cpu: async () => (await ask('cpu')).cpuMicros,
+    cpu: () => ask('cpu').then((answer) => answer.cpuMicros as number),
   }
 }
 
