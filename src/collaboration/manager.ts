@@ -1,6 +1,7 @@
 import type { Server } from 'node:http'
 import type { WebSocketServer } from 'ws'
 import type { HttpContext } from '@adonisjs/core/http'
+import { publishDiagnostic } from '../shared/diagnostics.ts'
 import { engineOf, findDocumentDeclaration } from './define_config.ts'
 import { issueCollaborationToken, type IssueTokenInput } from './issue.ts'
 import { CollabAuthorizationError, CollabConfigError } from './errors.ts'
@@ -188,6 +189,12 @@ export class CollaborationManager {
   }
 
   #onJoin(session: CollabSession) {
+    publishDiagnostic('collaboration', 'connection.opened', {
+      docName: session.docName,
+      connectionId: session.id,
+      userId: session.context.userId,
+      canWrite: session.permission.canWrite,
+    })
     this.presence
       ?.join(session.docName, session.id, {
         userId: session.context.userId,
@@ -198,6 +205,11 @@ export class CollaborationManager {
   }
 
   #onLeave(session: CollabSession) {
+    publishDiagnostic('collaboration', 'connection.closed', {
+      docName: session.docName,
+      connectionId: session.id,
+      userId: session.context.userId,
+    })
     this.presence?.leave(session.docName, session.id).catch(() => {})
   }
 

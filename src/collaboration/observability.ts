@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import { publishDiagnostic } from '../shared/diagnostics.ts'
 import type { CollabErrorEvent } from './types.ts'
 
 /**
@@ -47,6 +48,12 @@ export function onCollaborationError(listener: (event: CollabErrorEvent) => void
  */
 export function reportCollaborationError(event: CollabErrorEvent): void {
   try {
+    // the message only: an error's properties may carry what was being stored
+    publishDiagnostic('collaboration', `${event.scope}.failed`, {
+      operation: event.operation,
+      docName: event.docName ?? null,
+      message: event.error instanceof Error ? event.error.message : String(event.error),
+    })
     const listeners = collaborationEvents.listenerCount(COLLAB_ERROR_EVENT)
     if (listeners > 0) {
       collaborationEvents.emit(COLLAB_ERROR_EVENT, event)

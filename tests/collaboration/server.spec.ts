@@ -3,6 +3,7 @@ import { test } from '@japa/runner'
 import * as Y from 'yjs'
 import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
 import { onCollaborationError } from '../../src/collaboration/observability.ts'
+import { onDiagnostic } from '../../src/shared/diagnostics.ts'
 import { CLOSE_CODES } from '../../src/collaboration/manager.ts'
 import { relationalStorage } from '../../src/collaboration/storage/relational.ts'
 import { createDatabase } from '../helpers.ts'
@@ -143,6 +144,36 @@ test.group('Collaboration server (y-websocket clients)', () => {
     } finally {
       off()
     }
+  })
+
+  test('connections and failures are published on the atrium:collaboration channels', async ({
+    assert,
+    cleanup,
+  }) => {
+    const seen: string[] = []
+    for (const event of ['connection.opened', 'connection.closed', 'authorize.failed']) {
+      cleanup(
+        onDiagnostic<Record<string, unknown>>('collaboration', event, ({ payload }) => {
+          seen.push(`${event} ${payload.docName} ${payload.userId ?? payload.message}`)
+        })
+      )
+    }
+    const { wsBase } = await setupCollabApp({
+      authorize: (_ctx, docName) => {
+        if (docName === 'broken/2') throw new Error('rules database down')
+        return allow
+      },
+    })
+    const client = connectClient(wsBase, 'notes/bus', tokenFor('notes/bus', 'u7'))
+    await client.synced
+    client.provider.destroy()
+    await waitFor(() => seen.length === 2, 5000, 'the close to be published')
+    await closeOf(`${wsBase}/broken/2?token=${tokenFor('broken/2')}`)
+    assert.deepEqual(seen, [
+      'connection.opened notes/bus u7',
+      'connection.closed notes/bus u7',
+      'authorize.failed broken/2 rules database down',
+    ])
   })
 
   test('with no matching rule the handshake is denied', async ({ assert }) => {

@@ -147,6 +147,39 @@ test.group('Console watchers: outgoing HTTP and Atrium features', () => {
     })
   })
 
+  test('collaboration connections and failures on the atrium:collaboration channels become feature entries', async ({
+    assert,
+  }) => {
+    const { manager } = await consoleApp({
+      config: { watchers: [watchers.features()], buffer: { flushIntervalMs: 60_000 } },
+    })
+    const { reportCollaborationError } = await import('../../src/collaboration/observability.ts')
+    publishDiagnostic('collaboration', 'connection.opened', {
+      docName: 'notes/1',
+      connectionId: '7',
+      userId: 'u1',
+      canWrite: true,
+    })
+    reportCollaborationError({
+      scope: 'storage',
+      operation: 'appendUpdate',
+      docName: 'notes/1',
+      error: new Error('disk full'),
+    })
+    await manager.recorder.flush()
+    const { data } = await manager.store.list({ type: 'feature', limit: 5 })
+    assert.deepEqual(
+      data.map((entry) => entry.summary),
+      ['collaboration storage.failed notes/1', 'collaboration connection.opened notes/1']
+    )
+    assert.include(data[0].tags, 'error')
+    const failed = await manager.store.find(data[0].id)
+    assert.deepInclude(failed?.content.payload as object, {
+      operation: 'appendUpdate',
+      message: 'disk full',
+    })
+  })
+
   test('without the watchers nothing is recorded from these sources', async ({ assert }) => {
     const { manager } = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
     publishDiagnostic('payments', 'webhook.received', { eventId: 'evt_2', provider: 'stripe' })

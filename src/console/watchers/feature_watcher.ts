@@ -5,13 +5,13 @@ import { redactValue } from '../redact.ts'
 import type { ResolvedConsoleConfig } from '../types.ts'
 
 /**
- * The `atrium:<feature>:<event>` channels Atrium's features publish today:
- * payment webhook deliveries (their lifecycle and the business events they
- * produce). Collaboration and the agent gateway publish nothing on the bus
- * yet, so there is nothing of theirs to subscribe to.
+ * The `atrium:<feature>:<event>` channels Atrium's features publish: payment
+ * webhook deliveries (their lifecycle and the business events they produce)
+ * and collaboration connections and failures.
  */
 export const FEATURE_CHANNELS: Record<string, readonly string[]> = {
   payments: ['webhook.received', 'webhook.processed', 'webhook.failed', ...WEBHOOK_EVENT_TYPES],
+  collaboration: ['connection.opened', 'connection.closed', 'storage.failed', 'authorize.failed'],
 }
 
 /**
@@ -47,7 +47,9 @@ export class FeatureWatcher {
     try {
       const payload = (message.payload ?? {}) as Record<string, unknown>
       const failed = message.event.endsWith('.failed')
-      const details = [payload.provider, payload.eventId].filter((part) => typeof part === 'string')
+      const details = [payload.provider, payload.eventId, payload.docName].filter(
+        (part) => typeof part === 'string'
+      )
       const durationMs = typeof payload.durationMs === 'number' ? payload.durationMs : null
       this.#recorder.record({
         type: 'feature',
