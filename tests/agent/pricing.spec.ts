@@ -174,7 +174,8 @@ test.group('Agent pricing and cost', () => {
     assert,
   }) => {
     const app = await insightApp()
-    assert.deepEqual((await app.json('/pricing')).body, [])
+    const none = await app.json('/pricing')
+    assert.deepEqual(none.body, [])
     await app.post('/pricing', { modelId: 'b-model', inputPricePer1m: 1, outputPricePer1m: 2 })
     await app.post('/pricing', {
       modelId: 'a-model',
@@ -227,7 +228,8 @@ test.group('Agent pricing and cost', () => {
       assert.equal(error.code, 'E_AGENT_INVALID_REQUEST')
       assert.equal(error.field, field, JSON.stringify(body))
     }
-    assert.deepEqual((await app.json('/pricing')).body, [])
+    const none = await app.json('/pricing')
+    assert.deepEqual(none.body, [])
   })
 
   test('prices from config/agent.ts are seeded for models without a price, never over one', async ({
@@ -252,7 +254,7 @@ test.group('Agent pricing and cost', () => {
     const { runId } = await app.turn('seeded')
     const [row] = await app.usageOf(runId)
     assert.deepInclude(row, { cost: 20_000, costSource: 'estimated' })
-    const prices = (await app.json('/pricing')).body
+    const { body: prices } = await app.json('/pricing')
     assert.deepEqual(
       prices.map((price: any) => [price.modelId, price.inputPricePer1m]),
       [
@@ -334,7 +336,7 @@ test.group('Agent pricing and cost', () => {
     const logs = set.ui.logger.getLogs().map((log: { message: string }) => log.message)
     assert.match(logs.join('\n'), /Priced claude-sonnet-4-5: input 3\.000000, output 15\.000000/)
 
-    const prices = (await app.json('/pricing')).body
+    const { body: prices } = await app.json('/pricing')
     assert.deepInclude(prices[0], {
       modelId: 'claude-sonnet-4-5',
       cacheReadPricePer1m: '0.300000',

@@ -200,11 +200,13 @@ test.group('Agent spend rollups', () => {
       one.body.map((row: any) => row.threadId),
       [costly.threadId]
     )
-    assert.lengthOf((await app.json('/top-threads?limit=200')).body, 11)
+    const all = await app.json('/top-threads?limit=200')
+    assert.lengthOf(all.body, 11)
     for (const limit of ['0', '201', 'ten']) {
       const response = await app.api(`/top-threads?limit=${limit}`)
       assert.equal(response.status, 400, limit)
-      assert.equal((await errorOf(response)).field, 'limit')
+      const error = await errorOf(response)
+      assert.equal(error.field, 'limit')
     }
     const empty = await app.json(`/top-threads?from=2000-01-01&to=2000-01-02`)
     assert.deepEqual(empty.body, [])
@@ -341,7 +343,8 @@ test.group('Agent spend rollups', () => {
     for (const path of ['/spend', '/top-threads', '/reliability', '/tools', '/stream']) {
       const response = await fetch(`${denied.url}/ai-gateway/api${path}`)
       assert.equal(response.status, 403, path)
-      assert.equal((await errorOf(response)).code, 'E_AGENT_DASHBOARD_FORBIDDEN')
+      const error = await errorOf(response)
+      assert.equal(error.code, 'E_AGENT_DASHBOARD_FORBIDDEN')
     }
     const app = await insightApp()
     const refused = await app.api('/spend', { headers: { 'x-admin': 'no' } })
