@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import AgentPricing from '../../commands/agent_pricing.ts'
-import { defineConfig, actors } from '../../src/agent/main.ts'
+import { defineConfig, actors, stores } from '../../src/agent/main.ts'
 import type { ModelPort, TokenUsage } from '../../src/agent/main.ts'
 import { costOf, priceToMicros } from '../../src/agent/pricing/money.ts'
 import { agentApp, errorOf } from './helpers.ts'
@@ -313,6 +313,35 @@ test.group('Agent pricing and cost', () => {
     })
     assert.equal(write.status, 403)
     assert.lengthOf(await denied.db.from('agent_pricing'), 0)
+  })
+
+  test('a store that keeps no prices and has no aggregates answers 501 on their routes', async ({
+    assert,
+  }) => {
+    const app = await insightApp({
+      config: {
+        store: async (container) => {
+          const store: any = await stores.lucid()(container)
+          store.pricing = undefined
+          store.insights = undefined
+          return store
+        },
+      },
+    })
+    for (const path of ['/pricing', '/spend', '/top-threads', '/reliability', '/tools']) {
+      const response = await app.api(path)
+      assert.equal(response.status, 501, path)
+      const error = await errorOf(response)
+      assert.equal(error.code, 'E_AGENT_NOT_IMPLEMENTED', path)
+    }
+    const write = await app.post('/pricing', {
+      modelId: 'm',
+      inputPricePer1m: 1,
+      outputPricePer1m: 1,
+    })
+    assert.equal(write.status, 501)
+    const runs = await app.json('/runs')
+    assert.equal(runs.status, 200)
   })
 
   test('node ace agent:pricing sets a price with flags and lists the prices in effect', async ({
