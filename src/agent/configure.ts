@@ -22,7 +22,7 @@ async function addAgentsImportAlias(command: Configure) {
 }
 
 /**
- * The agent gateway publishes config/agent.ts, its six migrations (once
+ * The agent gateway publishes config/agent.ts, its eight migrations (once
  * each, in foreign-key order), its provider, the `#agents/*` alias and
  * ANTHROPIC_API_KEY; configure installs or lists the AI SDK with the
  * Anthropic provider the published config uses.
@@ -38,7 +38,16 @@ export const agentInstaller: FeatureInstaller = {
   async install(command, codemods) {
     await addAgentsImportAlias(command)
     await codemods.makeUsingStub(stubsRoot, 'config/agent.stub', {})
-    const order = ['threads', 'messages', 'runs', 'toolCalls', 'usage', 'quota'] as const
+    const order = [
+      'threads',
+      'messages',
+      'runs',
+      'toolCalls',
+      'usage',
+      'quota',
+      'pricing',
+      'rollups',
+    ] as const
     for (const [index, key] of order.entries()) {
       await publishMigrationOnce(command, codemods, stubsRoot, {
         stub: `make/migration/${AGENT_TABLES[key]}.stub`,

@@ -8,6 +8,7 @@ import { agentOptionsOf, systemPromptMethodOf } from './decorators.ts'
 import { AgentConfigException } from './errors.ts'
 import { isLazyModel } from './model/lazy.ts'
 import { isModelPort } from './model/port.ts'
+import { resolvePricing } from './pricing/config.ts'
 import { sinks } from './sinks.ts'
 import { resolveTool } from './tools.ts'
 import type {
@@ -107,8 +108,10 @@ export const stores = {
       const { LucidGovernanceQueries } = await import('./governance/queries.ts')
       // Typed here: an app's container types may not know Lucid's binding
       const db: Database = await app.container.make('lucid.db' as any)
+      const { LucidInsightQueries } = await import('./governance/insights.ts')
       const store = new LucidAgentStore(db, options.connection)
       store.governance = new LucidGovernanceQueries(() => db.connection(options.connection))
+      store.insights = new LucidInsightQueries(() => db.connection(options.connection))
       return store
     }
   },
@@ -296,6 +299,7 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
     )
   }
   const dashboard = resolveDashboard(config.dashboard)
+  const pricing = resolvePricing(config.pricing, FILE)
   const maxMessageLength = positiveInteger('maxMessageLength', config.maxMessageLength, 100_000)!
   const modelMaxRetries =
     config.modelMaxRetries === 0 ? 0 : positiveInteger('modelMaxRetries', config.modelMaxRetries, 2)
@@ -316,6 +320,14 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       model = new AiSdkModel(languageModel, { maxRetries: modelMaxRetries })
     }
     const store = await (config.store ?? stores.lucid())(app)
+    if (Object.keys(pricing).length) {
+      if (!store.pricing) {
+        throw new AgentConfigException(
+          `"pricing" in ${FILE} needs a store that keeps prices, such as stores.lucid(). Remove pricing or change the store`
+        )
+      }
+      store.pricing.useDefaults(pricing)
+    }
     const sink = await (config.sink ?? sinks.memory())(app, {
       maxFrames: sse.maxFramesPerRun,
       retainFinishedMs: sse.retainFinishedMs,

@@ -105,6 +105,19 @@ export class AgentAlreadyDecidedException extends AtriumException {
   static message = 'This tool call is not waiting for a decision'
 }
 
+/**
+ * The store does not provide what a governance route reads or writes
+ * (its queries, its aggregates, its prices): the route is not served.
+ */
+export class AgentNotImplementedException extends AtriumException {
+  static status = 501
+  static code = 'E_AGENT_NOT_IMPLEMENTED'
+
+  constructor(message: string) {
+    super(message, { status: 501, code: 'E_AGENT_NOT_IMPLEMENTED' })
+  }
+}
+
 export const E_AGENT_CONFIG = AgentConfigException
 export const E_AGENT_UNAUTHENTICATED = AgentUnauthenticatedException
 export const E_AGENT_FORBIDDEN = AgentForbiddenException
@@ -113,3 +126,4 @@ export const E_AGENT_INVALID_REQUEST = AgentInvalidRequestException
 export const E_AGENT_REPLAY_GONE = AgentReplayGoneException
 export const E_AGENT_DASHBOARD_FORBIDDEN = AgentDashboardForbiddenException
 export const E_AGENT_ALREADY_DECIDED = AgentAlreadyDecidedException
+export const E_AGENT_NOT_IMPLEMENTED = AgentNotImplementedException

@@ -15,3 +15,15 @@ export * as errors from './errors.ts'
 export type * from './types.ts'
 export type * from './model/port.ts'
 export type * from './store/contract.ts'
+export { AGENT_DIAGNOSTIC_EVENTS } from './diagnostics.ts'
+export type { AgentDiagnosticEvent, AgentDiagnosticEvents } from './diagnostics.ts'
+export type {
+  ActorSpendRow,
+  ModelSpendRow,
+  ReliabilityOverview,
+  SpendOverview,
+  ThreadSpendRowWithLabel,
+  ToolStatRow,
+  UsageTrendPoint,
+} from './governance/insights.ts'
+export type { CurrentModelPrice } from './http/dashboard_insights.ts'

@@ -41,6 +41,8 @@ export class AgentManager {
   #runs = new Map<string, LiveRun>()
   #timers = new Set<NodeJS.Timeout>()
   #approvals = new ApprovalWaiters()
+  /** Closers of the open governance `/stream` connections */
+  #liveStreams = new Set<() => void>()
 
   constructor(app: ApplicationService, config: ResolvedAgentConfig) {
     this.#app = app
@@ -204,6 +206,7 @@ export class AgentManager {
         status: 'failed',
         errorCode: 'run_failed',
         steps: run.steps,
+        model: this.agent(run.agentName)?.model ?? this.config.model.label,
       })
     )
   }
@@ -289,6 +292,14 @@ export class AgentManager {
     return won
   }
 
+  /** Registers an open live stream to end at shutdown; returns the unregister */
+  onShutdown(close: () => void) {
+    this.#liveStreams.add(close)
+    return () => {
+      this.#liveStreams.delete(close)
+    }
+  }
+
   /** Waits for a run of this process to end (tests, shutdown) */
   async settled(runId: string) {
     await this.#runs.get(runId)?.done
@@ -296,6 +307,7 @@ export class AgentManager {
 
   /** Aborts every run in flight and waits for them to record their end */
   async shutdown() {
+    for (const close of [...this.#liveStreams]) close()
     const pending = [...this.#runs.values()].filter((run) => !run.log.finished)
     for (const run of pending) run.controller.abort(new Error('shutdown'))
     await Promise.allSettled(pending.map((run) => run.done))

@@ -1,10 +1,11 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
+import { publishAgentEvent } from './diagnostics.ts'
 import type { ModelMessage, ModelToolCall, TokenUsage } from './model/port.ts'
 import { UNKNOWN_USAGE } from './model/port.ts'
 import type { RunEventLog } from './run_log.ts'
-import type { MessageRow, ThreadRow } from './store/contract.ts'
+import type { MessageRow, RunOutcome, ThreadRow } from './store/contract.ts'
 import { ToolExecutor } from './tool_executor.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig, ResolvedTool } from './types.ts'
 
@@ -104,7 +105,26 @@ export class TurnRunner {
   async run(request: TurnRequest): Promise<void> {
     const { runId, thread, actor, agent, log, signal } = request
     const store = this.#config.store
+    const model = agent.model ?? this.#config.model.label
     let steps = 0
+    publishAgentEvent('run.started', {
+      runId,
+      threadId: thread.id,
+      actorRef: actor.id,
+      agentName: agent.name,
+    })
+    // The store records the end first, so a subscriber reading the run sees it finished
+    const finish = async (outcome: Omit<RunOutcome, 'model' | 'steps'>) => {
+      await store.finishRun(runId, { ...outcome, steps, model })
+      publishAgentEvent('run.finished', {
+        runId,
+        threadId: thread.id,
+        agentName: agent.name,
+        status: outcome.status,
+        errorCode: outcome.errorCode ?? null,
+        steps,
+      })
+    }
     try {
       const system = await this.systemPrompt(agent, actor, thread.id)
       const { allowed, declared } = await this.toolsFor(agent, actor)
@@ -154,16 +174,24 @@ export class TurnRunner {
             await store.settleQuota(actor.id, reservation.day, reservation.tokens, used)
           }
           // Usage is recorded for every model call, a failed one included
-          await store.recordUsage({
+          const recorded = await store.recordUsage({
             ...usage,
             runId,
             threadId: thread.id,
             actorRef: actor.id,
             agentName: agent.name,
-            model: agent.model ?? this.#config.model.label,
+            model,
             kind: 'step',
             step: steps,
             day: today(),
+          })
+          publishAgentEvent('usage.recorded', {
+            runId,
+            model: recorded.model,
+            step: recorded.step,
+            known: recorded.known,
+            cost: recorded.cost,
+            costSource: recorded.costSource,
           })
           if (text || calls.length) {
             await store.appendMessage({
@@ -204,13 +232,13 @@ export class TurnRunner {
         messages.push({ role: 'tool', results })
       }
 
-      await store.finishRun(runId, { status: 'done', steps })
+      await finish({ status: 'done' })
       log.append({ event: 'done', data: {} })
       debug('run %s done after %d step(s)', runId, steps)
     } catch (error) {
       if (error instanceof QuotaExceededError) {
         debug('run %s stopped by the daily quota', runId)
-        await store.finishRun(runId, { status: 'failed', steps, errorCode: 'quota_exceeded' })
+        await finish({ status: 'failed', errorCode: 'quota_exceeded' })
         log.append({
           event: 'error',
           data: { code: 'quota_exceeded', message: 'The daily token quota is used up' },
@@ -218,15 +246,13 @@ export class TurnRunner {
         return
       }
       if (signal.aborted) {
-        await store.finishRun(runId, { status: 'aborted', steps, errorCode: 'aborted' })
+        await finish({ status: 'aborted', errorCode: 'aborted' })
         log.append({ event: 'done', data: { aborted: true } })
         debug('run %s aborted', runId)
         return
       }
       debug('run %s failed: %s', runId, (error as Error)?.name)
-      await store
-        .finishRun(runId, { status: 'failed', steps, errorCode: 'run_failed' })
-        .catch(() => {})
+      await finish({ status: 'failed', errorCode: 'run_failed' }).catch(() => {})
       log.append({ event: 'error', data: { code: 'run_failed', message: 'The run failed' } })
     }
   }

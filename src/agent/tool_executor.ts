@@ -1,6 +1,7 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
+import { publishAgentEvent } from './diagnostics.ts'
 import type { ModelToolCall } from './model/port.ts'
 import type { AgentStore } from './store/contract.ts'
 import { ToolInputError, validateToolInput } from './tools.ts'
@@ -91,6 +92,14 @@ export class ToolExecutor {
       await this.#store.finishToolCall(scope.runId, call.toolCallId, {
         status,
         output,
+        errorCode,
+        executionMs,
+      })
+      publishAgentEvent('tool_call.finished', {
+        runId: scope.runId,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        status,
         errorCode,
         executionMs,
       })

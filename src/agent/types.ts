@@ -121,6 +121,18 @@ export interface AgentDashboardConfig {
   authorize?: (ctx: HttpContext) => boolean | Promise<boolean>
 }
 
+/**
+ * One model's price per million tokens, in the app's currency: a number or
+ * a decimal string with at most 6 decimals. A cache price left out is
+ * billed at the input price.
+ */
+export interface ModelPriceInput {
+  inputPricePer1m: number | string
+  outputPricePer1m: number | string
+  cacheWritePricePer1m?: number | string
+  cacheReadPricePer1m?: number | string
+}
+
 /** `config/agent.ts` as the app writes it */
 export interface AgentConfigInput {
   /**
@@ -167,6 +179,11 @@ export interface AgentConfigInput {
   quotaReserveTokens?: number
   /** The governance API; not mounted when omitted */
   dashboard?: AgentDashboardConfig
+  /**
+   * Default prices by model id, inserted into agent_pricing for the models
+   * that have no price yet; prices set later (HTTP, Ace) win
+   */
+  pricing?: Record<string, ModelPriceInput>
   /** Server-sent events tuning */
   sse?: {
     /** Comment frame interval keeping idle proxies from closing the stream (15 s) */

@@ -28,7 +28,7 @@ test.group('Agent commands and configure', () => {
     await assert.fileContains(file, 'export default class BillingSupportAgent {')
   })
 
-  test('the installer publishes config/agent.ts, the six migrations once, the provider and the env', async ({
+  test('the installer publishes config/agent.ts, the eight migrations once, the provider and the env', async ({
     assert,
     fs,
   }) => {
@@ -44,7 +44,7 @@ test.group('Agent commands and configure', () => {
     assert.notMatch(published, /from '@ai-sdk\//)
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 6, JSON.stringify(files))
+    assert.lengthOf(files, 8, JSON.stringify(files))
     const tables = [
       'agent_threads',
       'agent_messages',
@@ -52,6 +52,8 @@ test.group('Agent commands and configure', () => {
       'agent_tool_calls',
       'agent_usage',
       'agent_quota',
+      'agent_pricing',
+      'agent_rollups',
     ]
     // Sorted by name the timestamps keep foreign keys after the tables they point to
     assert.deepEqual(

@@ -1,12 +1,15 @@
 import { test } from '@japa/runner'
 import {
   AgentMessage,
+  AgentPricing,
+  AgentRollup,
   AgentRun,
   AgentThread,
   AgentToolCall,
   AgentUsage,
 } from '../../src/agent/models/main.ts'
 import { agentApp } from './helpers.ts'
+import { dayFromToday } from './insight_helpers.ts'
 
 test.group('Agent Lucid models', () => {
   test('the models read what a turn with a tool call wrote, JSON and booleans decoded', async ({
@@ -54,6 +57,36 @@ test.group('Agent Lucid models', () => {
         [1, true, 10],
         [2, true, 10],
       ]
+    )
+  })
+
+  test('the pricing, usage cost, run duration and rollup columns read back as numbers', async ({
+    assert,
+  }) => {
+    const app = await agentApp({
+      config: { pricing: { 'fake-model': { inputPricePer1m: '1000', outputPricePer1m: 2000 } } },
+    })
+    const { response, sse } = await app.chat({ message: 'price' })
+    await sse.rest()
+    const runId = response.headers.get('x-agent-run-id')!
+
+    const price = await AgentPricing.findByOrFail('modelId', 'fake-model')
+    assert.deepEqual(
+      [price.inputPricePer1m, price.outputPricePer1m, price.cacheReadPricePer1m],
+      [1_000_000_000, 2_000_000_000, null]
+    )
+    assert.instanceOf(price.effectiveFrom, Date)
+    const [usage] = await AgentUsage.query().where('runId', runId)
+    assert.deepEqual(
+      [usage.cost, usage.costSource, usage.priceId],
+      [10 * 1000 + 5 * 2000, 'estimated', price.id]
+    )
+    const run = await AgentRun.findOrFail(runId)
+    assert.isNumber(run.durationMs)
+    const rollup = await AgentRollup.findByOrFail('day', dayFromToday())
+    assert.deepEqual(
+      [rollup.model, rollup.modelCalls, rollup.cost, rollup.runsSucceeded, rollup.outputTokens],
+      ['fake.chat:fake-model', 1, 20_000, 1, 5]
     )
   })
 })

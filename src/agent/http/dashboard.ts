@@ -5,40 +5,13 @@ import {
   AgentDashboardForbiddenException,
   AgentInvalidRequestException,
   AgentNotFoundException,
+  AgentNotImplementedException,
 } from '../errors.ts'
-import { AtriumException } from '../../shared/errors.ts'
-import type { AgentManager } from '../manager.ts'
 import type { GovernanceQueries } from '../store/contract.ts'
 import type { ResolvedAgentConfig } from '../types.ts'
 import { toRouteMiddleware } from './routes.ts'
-
-const MAX_LIMIT = 200
-const DAY = /^\d{4}-\d{2}-\d{2}$/
-
-/** The store has no governance reads: the route is not served */
-class AgentGovernanceUnavailableException extends AtriumException {
-  static status = 501
-  static code = 'E_AGENT_NOT_IMPLEMENTED'
-  static message = 'The agent store does not provide the governance queries'
-}
-
-/** A positive integer query parameter up to `max`, or its default */
-function integer(value: unknown, name: string, fallback: number, max: number) {
-  if (value === undefined || value === '') return fallback
-  const number = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : Number.NaN
-  if (!Number.isInteger(number) || number < 1 || number > max) {
-    throw new AgentInvalidRequestException(`"${name}" must be an integer from 1 to ${max}`, name)
-  }
-  return number
-}
-
-function day(value: unknown, name: string) {
-  const date = typeof value === 'string' && DAY.test(value) ? new Date(`${value}T00:00:00Z`) : null
-  if (!date || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value) {
-    throw new AgentInvalidRequestException(`"${name}" must be a day as YYYY-MM-DD`, name)
-  }
-  return value as string
-}
+import { MAX_LIMIT, day, integer, manager } from './dashboard_params.ts'
+import { registerInsightRoutes } from './dashboard_insights.ts'
 
 /** `where[field]=value` filters: unknown fields are 400 naming the field */
 function where<Field extends string>(
@@ -77,14 +50,13 @@ function paging(query: Record<string, unknown>) {
   }
 }
 
-async function manager(ctx: HttpContext): Promise<AgentManager> {
-  return ctx.containerResolver.make('atrium.agent')
-}
-
 async function queries(ctx: HttpContext): Promise<GovernanceQueries> {
   const agents = await manager(ctx)
   const governance = agents.config.store.governance
-  if (!governance) throw new AgentGovernanceUnavailableException()
+  if (!governance)
+    throw new AgentNotImplementedException(
+      'The agent store does not provide the governance queries'
+    )
   return governance
 }
 
@@ -191,6 +163,7 @@ export function registerDashboardRoutes(
         )
         .as('approvals')
       router.post('approvals/:toolCallId', decide).as('approvals.decide')
+      registerInsightRoutes(router)
     })
     .prefix(`/${config.path}`)
     .as('atrium.agent.dashboard')

@@ -43,6 +43,11 @@ export interface TokenUsage {
   /** output tokens that are not reasoning tokens */
   outputTokens: number
   reasoningTokens: number
+  /**
+   * What the provider billed for the call, in micro-units of the currency,
+   * when it says so; the usage row then keeps it instead of an estimate
+   */
+  reportedCost?: number
 }
 
 /** What one model step streams back */

@@ -35,4 +35,8 @@ export default class AgentRun extends BaseModel {
 
   @column({ consume: consumeDate })
   declare finishedAt: Date | null
+
+  /** Measured by the process that ran it */
+  @column({ consume: consumeNumber })
+  declare durationMs: number | null
 }

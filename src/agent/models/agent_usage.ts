@@ -1,9 +1,11 @@
 import { BaseModel, column } from '@adonisjs/lucid/orm'
+import type { CostSource } from '../store/contract.ts'
 import { consumeBoolean, consumeDate, consumeNumber } from './columns.ts'
 
 /**
  * One model call's tokens (`agent_usage`) in disjoint buckets; `usageKnown`
- * is false when the provider reported none.
+ * is false when the provider reported none. `cost` (micro-units of the
+ * currency) is set when the row is written and never repriced.
  */
 export default class AgentUsage extends BaseModel {
   static table = 'agent_usage'
@@ -49,6 +51,16 @@ export default class AgentUsage extends BaseModel {
 
   @column({ consume: consumeNumber })
   declare reasoningTokens: number
+
+  /** The `agent_pricing` row an estimated cost used */
+  @column({ consume: consumeNumber })
+  declare priceId: number | null
+
+  @column({ consume: consumeNumber })
+  declare cost: number
+
+  @column()
+  declare costSource: CostSource
 
   @column()
   declare day: string

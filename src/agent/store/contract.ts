@@ -1,10 +1,40 @@
 import type { LucidGovernanceQueries } from '../governance/queries.ts'
+import type { LucidInsightQueries } from '../governance/insights.ts'
 import type { ModelToolCall, TokenUsage } from '../model/port.ts'
+import type { PricePer1m } from '../pricing/money.ts'
 
 /** The reads of the governance API (the Lucid store provides them) */
 export type GovernanceQueries = {
   [Key in keyof LucidGovernanceQueries]: LucidGovernanceQueries[Key]
 }
+
+/** The governance API's aggregates: spend, top threads, reliability, tools */
+export type InsightQueries = {
+  [Key in keyof LucidInsightQueries]: LucidInsightQueries[Key]
+}
+
+/** One effective-dated price of a model, in micro-units per million tokens */
+export interface ModelPriceRow extends PricePer1m {
+  id: number
+  modelId: string
+  effectiveFrom: Date
+}
+
+/**
+ * Effective-dated model prices. A price is never edited: a new one is a new
+ * row effective from its insert, so costs already written never change.
+ */
+export interface PricingStore {
+  /** The price in effect now for every priced model, by model id */
+  current(): Promise<ModelPriceRow[]>
+  /** Inserts a price effective now */
+  setPrice(modelId: string, price: PricePer1m): Promise<ModelPriceRow>
+  /** Prices from config/agent.ts, inserted for models that have no price row yet */
+  useDefaults(defaults: Record<string, PricePer1m>): void
+}
+
+/** How a usage row's cost was found */
+export type CostSource = 'reported' | 'estimated' | 'unpriced'
 
 /** One conversation of one actor */
 export interface ThreadRow {
@@ -41,6 +71,7 @@ export interface RunRow {
   steps: number
   createdAt: Date | null
   finishedAt: Date | null
+  durationMs: number | null
 }
 
 export type ToolCallStatus =
@@ -68,8 +99,8 @@ export interface ToolCallRow {
   executionMs: number | null
 }
 
-/** One usage row per model call */
-export interface UsageRow extends TokenUsage {
+/** One model call's usage, as the runner records it */
+export interface UsageInput extends TokenUsage {
   runId: string
   threadId: string
   actorRef: string
@@ -80,6 +111,24 @@ export interface UsageRow extends TokenUsage {
   day: string
 }
 
+/** One usage row per model call, priced when written */
+export interface UsageRow extends UsageInput {
+  /** The agent_pricing row the cost was estimated with */
+  priceId: number | null
+  /** Micro-units of the currency; 0 when unpriced */
+  cost: number
+  costSource: CostSource
+}
+
+/** How a run ended, as `finishRun` records it */
+export interface RunOutcome {
+  status: Exclude<RunStatus, 'running'>
+  errorCode?: string | null
+  steps: number
+  /** The model label the run's usage rows carry: the key of its rollup */
+  model: string
+}
+
 /**
  * Persistence of the gateway. The Lucid store (`stores.lucid()`) is the one
  * shipped; the interface is what another backend implements.
@@ -87,6 +136,10 @@ export interface UsageRow extends TokenUsage {
 export interface AgentStore {
   /** The governance API's reads; without them its routes answer 501 */
   governance?: GovernanceQueries
+  /** The spend, reliability and tool aggregates; without them those routes answer 501 */
+  insights?: InsightQueries
+  /** Model prices; without them `/pricing` answers 501 and usage is recorded unpriced */
+  pricing?: PricingStore
   createThread(input: { actorRef: string; title: string | null }): Promise<ThreadRow>
   /** A live (not deleted) thread, or null */
   findThread(id: string): Promise<ThreadRow | null>
@@ -108,10 +161,11 @@ export interface AgentStore {
   listMessages(threadId: string): Promise<MessageRow[]>
 
   createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>): Promise<void>
-  finishRun(
-    id: string,
-    outcome: { status: Exclude<RunStatus, 'running'>; errorCode?: string | null; steps: number }
-  ): Promise<void>
+  /**
+   * Records a running run's end, its duration and its daily rollup in one
+   * transaction; a run that has already ended is left as it is.
+   */
+  finishRun(id: string, outcome: RunOutcome): Promise<void>
   findRun(id: string): Promise<RunRow | null>
 
   /**
@@ -145,7 +199,11 @@ export interface AgentStore {
    */
   decideApproval(id: number, approved: boolean, reason?: string): Promise<boolean>
 
-  recordUsage(row: UsageRow): Promise<void>
+  /**
+   * Writes a usage row priced at the price in effect now (or the cost the
+   * provider reported) and adds it to its daily rollup, in one transaction
+   */
+  recordUsage(row: UsageInput): Promise<UsageRow>
   listUsage(runId: string): Promise<UsageRow[]>
 
   /**

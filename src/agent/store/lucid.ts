@@ -3,12 +3,16 @@ import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { AgentConfigException } from '../errors.ts'
 import { AGENT_TABLES, json, message, run, thread, toolCall } from './lucid_rows.ts'
+import { UsageLedger } from './lucid_ledger.ts'
+import { LucidPricingStore } from './lucid_pricing.ts'
 import type {
   AgentStore,
   GovernanceQueries,
+  InsightQueries,
   MessageRow,
+  RunOutcome,
   RunRow,
-  UsageRow,
+  UsageInput,
   ThreadRow,
 } from './contract.ts'
 
@@ -23,11 +27,16 @@ export { AGENT_TABLES, toDate } from './lucid_rows.ts'
 export class LucidAgentStore implements AgentStore {
   #db: Database
   #connection?: string
+  #ledger: UsageLedger
   governance?: GovernanceQueries
+  insights?: InsightQueries
+  pricing: LucidPricingStore
 
   constructor(db: Database, connection?: string) {
     this.#db = db
     this.#connection = connection
+    this.pricing = new LucidPricingStore(() => this.#client)
+    this.#ledger = new UsageLedger(() => this.#client, this.pricing)
   }
 
   get #client(): QueryClientContract {
@@ -200,17 +209,8 @@ export class LucidAgentStore implements AgentStore {
     })
   }
 
-  async finishRun(id: string, outcome: Parameters<AgentStore['finishRun']>[1]) {
-    await this.#client
-      .from(AGENT_TABLES.runs)
-      .where('id', id)
-      .where('status', 'running')
-      .update({
-        status: outcome.status,
-        error_code: outcome.errorCode ?? null,
-        steps: outcome.steps,
-        finished_at: new Date(),
-      })
+  finishRun(id: string, outcome: RunOutcome) {
+    return this.#ledger.finishRun(id, outcome)
   }
 
   async findRun(id: string) {
@@ -304,27 +304,8 @@ export class LucidAgentStore implements AgentStore {
     return rows.map(toolCall)
   }
 
-  async recordUsage(row: UsageRow) {
-    await this.#client
-      .insertQuery()
-      .table(AGENT_TABLES.usage)
-      .insert({
-        run_id: row.runId,
-        thread_id: row.threadId,
-        actor_ref: row.actorRef,
-        agent_name: row.agentName,
-        model: row.model.slice(0, 191),
-        kind: row.kind,
-        step: row.step,
-        usage_known: row.known,
-        uncached_input_tokens: row.uncachedInputTokens,
-        cache_read_tokens: row.cacheReadTokens,
-        cache_write_tokens: row.cacheWriteTokens,
-        output_tokens: row.outputTokens,
-        reasoning_tokens: row.reasoningTokens,
-        day: row.day,
-        created_at: new Date(),
-      })
+  recordUsage(row: UsageInput) {
+    return this.#ledger.recordUsage(row)
   }
 
   async reserveQuota(actorRef: string, day: string, tokens: number, limit: number) {
@@ -372,26 +353,7 @@ export class LucidAgentStore implements AgentStore {
     return row ? Number(row.used_tokens) : 0
   }
 
-  async listUsage(runId: string) {
-    const rows = await this.#client
-      .from(AGENT_TABLES.usage)
-      .where('run_id', runId)
-      .orderBy('id', 'asc')
-    return rows.map((row: any): UsageRow => ({
-      runId: row.run_id,
-      threadId: row.thread_id,
-      actorRef: row.actor_ref,
-      agentName: row.agent_name,
-      model: row.model,
-      kind: row.kind,
-      step: Number(row.step),
-      day: row.day,
-      known: Boolean(Number(row.usage_known)),
-      uncachedInputTokens: Number(row.uncached_input_tokens),
-      cacheReadTokens: Number(row.cache_read_tokens),
-      cacheWriteTokens: Number(row.cache_write_tokens),
-      outputTokens: Number(row.output_tokens),
-      reasoningTokens: Number(row.reasoning_tokens),
-    }))
+  listUsage(runId: string) {
+    return this.#ledger.listUsage(runId)
   }
 }

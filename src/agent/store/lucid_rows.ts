@@ -8,6 +8,8 @@ export const AGENT_TABLES = {
   toolCalls: 'agent_tool_calls',
   usage: 'agent_usage',
   quota: 'agent_quota',
+  pricing: 'agent_pricing',
+  rollups: 'agent_rollups',
 } as const
 
 /** Reads a stored date the same way on every dialect (SQLite keeps epoch ms) */
@@ -50,6 +52,8 @@ export function run(row: any): RunRow {
     steps: Number(row.steps),
     createdAt: toDate(row.created_at),
     finishedAt: toDate(row.finished_at),
+    durationMs:
+      row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
   }
 }
 

@@ -1,0 +1,238 @@
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import debug from '../debug.ts'
+import { costOf } from '../pricing/money.ts'
+import type { RunOutcome, UsageInput, UsageRow } from './contract.ts'
+import type { LucidPricingStore } from './lucid_pricing.ts'
+import { AGENT_TABLES, toDate } from './lucid_rows.ts'
+
+/** The counters of one `agent_rollups` row */
+export const ROLLUP_COUNTERS = [
+  'model_calls',
+  'unknown_usage_calls',
+  'unpriced_calls',
+  'uncached_input_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'output_tokens',
+  'reasoning_tokens',
+  'cost',
+  'runs_succeeded',
+  'runs_failed',
+  'runs_cancelled',
+] as const
+
+type RollupCounter = (typeof ROLLUP_COUNTERS)[number]
+
+interface RollupKey {
+  day: string
+  model: string
+  actorRef: string
+  agentName: string
+}
+
+const RUN_COUNTER: Record<RunOutcome['status'], RollupCounter> = {
+  done: 'runs_succeeded',
+  failed: 'runs_failed',
+  aborted: 'runs_cancelled',
+}
+
+/**
+ * Adds to one rollup row, creating it on first use: one portable upsert
+ * (`ON CONFLICT ... DO UPDATE` on SQLite and PostgreSQL, `ON DUPLICATE KEY
+ * UPDATE` on MariaDB) whose increments read the stored row, so concurrent
+ * writers of the same key never lose each other's counts.
+ */
+async function addToRollup(
+  client: QueryClientContract,
+  key: RollupKey,
+  increments: Partial<Record<RollupCounter, number>>
+) {
+  const added = Object.entries(increments).filter(([, amount]) => amount) as Array<
+    [RollupCounter, number]
+  >
+  if (!added.length) return
+  const row: Record<string, unknown> = {
+    day: key.day,
+    model: key.model.slice(0, 191),
+    actor_ref: key.actorRef,
+    agent_name: key.agentName,
+  }
+  for (const counter of ROLLUP_COUNTERS) row[counter] = increments[counter] ?? 0
+  await client
+    .insertQuery()
+    .table(AGENT_TABLES.rollups)
+    .insert(row)
+    .onConflict(['day', 'model', 'actor_ref', 'agent_name'])
+    .merge(
+      Object.fromEntries(
+        added.map(([counter, amount]) => [
+          counter,
+          client.raw('?? + ?', [`${AGENT_TABLES.rollups}.${counter}`, amount]),
+        ])
+      )
+    )
+}
+
+/** Deadlocks and busy databases end a transaction that is safe to run again */
+function retryable(error: any) {
+  return (
+    error?.errno === 1213 ||
+    error?.code === 'ER_LOCK_DEADLOCK' ||
+    error?.code === '40P01' ||
+    error?.code === '40001' ||
+    error?.code === 'SQLITE_BUSY'
+  )
+}
+
+async function inTransaction<Result>(
+  client: QueryClientContract,
+  work: (trx: TransactionClientContract) => Promise<Result>
+): Promise<Result> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.transaction(work)
+    } catch (error) {
+      if (attempt >= 3 || !retryable(error)) throw error
+      debug('ledger transaction retried after %s', (error as any).code)
+    }
+  }
+}
+
+function usageRow(row: any): UsageRow {
+  return {
+    runId: row.run_id,
+    threadId: row.thread_id,
+    actorRef: row.actor_ref,
+    agentName: row.agent_name,
+    model: row.model,
+    kind: row.kind,
+    step: Number(row.step),
+    day: row.day,
+    known: Boolean(Number(row.usage_known)),
+    uncachedInputTokens: Number(row.uncached_input_tokens),
+    cacheReadTokens: Number(row.cache_read_tokens),
+    cacheWriteTokens: Number(row.cache_write_tokens),
+    outputTokens: Number(row.output_tokens),
+    reasoningTokens: Number(row.reasoning_tokens),
+    priceId: row.price_id === null ? null : Number(row.price_id),
+    cost: Number(row.cost),
+    costSource: row.cost_source,
+  }
+}
+
+/**
+ * What the gateway spends: usage rows priced when written and the daily
+ * rollups the spend and reliability reads use, each written in the same
+ * transaction as the row it sums.
+ */
+export class UsageLedger {
+  #connect: () => QueryClientContract
+  #pricing: LucidPricingStore
+
+  constructor(connect: () => QueryClientContract, pricing: LucidPricingStore) {
+    this.#connect = connect
+    this.#pricing = pricing
+  }
+
+  async recordUsage(input: UsageInput): Promise<UsageRow> {
+    await this.#pricing.ensureSeeded()
+    const createdAt = new Date()
+    return inTransaction(this.#connect(), async (trx) => {
+      const price = await this.#pricing.priceAt(trx, input.model, createdAt)
+      const reported = input.reportedCost
+      const row: UsageRow = {
+        ...input,
+        model: input.model.slice(0, 191),
+        priceId: null,
+        cost: 0,
+        costSource: 'unpriced',
+      }
+      delete row.reportedCost
+      if (typeof reported === 'number' && Number.isSafeInteger(reported) && reported >= 0) {
+        row.cost = reported
+        row.costSource = 'reported'
+      } else if (price) {
+        row.priceId = price.id
+        row.cost = costOf(input, price)
+        row.costSource = 'estimated'
+      }
+      await trx.insertQuery().table(AGENT_TABLES.usage).insert({
+        run_id: row.runId,
+        thread_id: row.threadId,
+        actor_ref: row.actorRef,
+        agent_name: row.agentName,
+        model: row.model,
+        kind: row.kind,
+        step: row.step,
+        usage_known: row.known,
+        uncached_input_tokens: row.uncachedInputTokens,
+        cache_read_tokens: row.cacheReadTokens,
+        cache_write_tokens: row.cacheWriteTokens,
+        output_tokens: row.outputTokens,
+        reasoning_tokens: row.reasoningTokens,
+        price_id: row.priceId,
+        cost: row.cost,
+        cost_source: row.costSource,
+        day: row.day,
+        created_at: createdAt,
+      })
+      await addToRollup(trx, row, {
+        model_calls: 1,
+        unknown_usage_calls: row.known ? 0 : 1,
+        unpriced_calls: row.costSource === 'unpriced' ? 1 : 0,
+        uncached_input_tokens: row.uncachedInputTokens,
+        cache_read_tokens: row.cacheReadTokens,
+        cache_write_tokens: row.cacheWriteTokens,
+        output_tokens: row.outputTokens,
+        reasoning_tokens: row.reasoningTokens,
+        cost: row.cost,
+      })
+      return row
+    })
+  }
+
+  /** Ends a running run with its duration and counts it in the rollup of its end day */
+  async finishRun(id: string, outcome: RunOutcome) {
+    await inTransaction(this.#connect(), async (trx) => {
+      const run = await trx
+        .from(AGENT_TABLES.runs)
+        .where('id', id)
+        .where('status', 'running')
+        .first()
+      if (!run) return
+      const finishedAt = new Date()
+      const startedAt = toDate(run.created_at)
+      const affected = await trx
+        .from(AGENT_TABLES.runs)
+        .where('id', id)
+        .where('status', 'running')
+        .update({
+          status: outcome.status,
+          error_code: outcome.errorCode ?? null,
+          steps: outcome.steps,
+          finished_at: finishedAt,
+          duration_ms: startedAt ? Math.max(0, finishedAt.getTime() - startedAt.getTime()) : null,
+        })
+      // Another writer ended it between the read and the update: counted once, by that writer
+      if (Number(Array.isArray(affected) ? affected[0] : affected) !== 1) return
+      await addToRollup(
+        trx,
+        {
+          day: finishedAt.toISOString().slice(0, 10),
+          model: outcome.model,
+          actorRef: run.actor_ref,
+          agentName: run.agent_name,
+        },
+        { [RUN_COUNTER[outcome.status]]: 1 }
+      )
+    })
+  }
+
+  async listUsage(runId: string) {
+    const rows = await this.#connect()
+      .from(AGENT_TABLES.usage)
+      .where('run_id', runId)
+      .orderBy('id', 'asc')
+    return rows.map(usageRow)
+  }
+}
