@@ -30,6 +30,8 @@ export const MIGRATION_STUBS = {
     'agent_tool_calls',
     'agent_usage',
     'agent_quota',
+    'agent_pricing',
+    'agent_rollups',
   ],
 } as const
 

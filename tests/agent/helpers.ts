@@ -10,7 +10,6 @@ import type { AgentConfigInput } from '../../src/agent/types.ts'
 import type { AgentManager } from '../../src/agent/manager.ts'
 import { FakeModelServer } from './fake_model.ts'
 import { SseReader } from './sse_client.ts'
-import { dropSpendTables, migrateSpendStubs } from './spend_tables.ts'
 
 export type Wire = 'openai' | 'anthropic'
 
@@ -66,11 +65,7 @@ export async function agentApp(
     fake = await new FakeModelServer().start()
     test.cleanup(() => fake.close())
     await migrateStubs(db, 'agent')
-    await migrateSpendStubs(db)
-    test.cleanup(async () => {
-      await dropSpendTables(db)
-      await dropStubTables(db, 'agent')
-    })
+    test.cleanup(() => dropStubTables(db, 'agent'))
   }
 
   const testApp = await setupApp({

@@ -2,7 +2,6 @@ import { test } from '@japa/runner'
 import { createDatabase } from '../helpers.ts'
 import { migrateStubs, rollbackStubs } from '../migration_stubs.ts'
 import { AGENT_TABLES } from '../../src/agent/store/lucid.ts'
-import { migrateSpendStubs, rollbackSpendStubs } from './spend_tables.ts'
 
 test.group('Agent migration stubs', () => {
   test('the eight agent stubs create their tables and their down() drops them', async ({
@@ -10,7 +9,6 @@ test.group('Agent migration stubs', () => {
   }) => {
     const db = await createDatabase()
     await migrateStubs(db, 'agent')
-    await migrateSpendStubs(db)
     for (const table of Object.values(AGENT_TABLES)) {
       assert.isTrue(await db.connection().schema.hasTable(table), table)
     }
@@ -42,7 +40,6 @@ test.group('Agent migration stubs', () => {
     }
     await db.table('agent_tool_calls').insert(call)
     await assert.rejects(() => db.table('agent_tool_calls').insert(call))
-    await rollbackSpendStubs(db)
     await rollbackStubs(db, 'agent')
     for (const table of Object.values(AGENT_TABLES)) {
       assert.isFalse(await db.connection().schema.hasTable(table), table)

@@ -180,6 +180,34 @@ test.group('Console watchers: outgoing HTTP and Atrium features', () => {
     })
   })
 
+  test('agent runs on the atrium:agent channels become feature entries, a failed run tagged error', async ({
+    assert,
+  }) => {
+    const { manager } = await consoleApp({
+      config: { watchers: [watchers.features()], buffer: { flushIntervalMs: 60_000 } },
+    })
+    publishDiagnostic(
+      'agent',
+      'run.finished',
+      {
+        runId: 'run_1',
+        threadId: 'th_1',
+        agentName: 'support',
+        status: 'failed',
+        errorCode: 'model_error',
+        steps: 1,
+      },
+      'run_1'
+    )
+    await manager.recorder.flush()
+    const { data } = await manager.store.list({ type: 'feature', limit: 5 })
+    assert.deepEqual(
+      data.map((entry) => entry.summary),
+      ['agent run.finished support']
+    )
+    assert.include(data[0].tags, 'error')
+  })
+
   test('without the watchers nothing is recorded from these sources', async ({ assert }) => {
     const { manager } = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
     publishDiagnostic('payments', 'webhook.received', { eventId: 'evt_2', provider: 'stripe' })

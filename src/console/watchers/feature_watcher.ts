@@ -1,17 +1,19 @@
 import { onDiagnostic, type DiagnosticMessage } from '../../shared/diagnostics.ts'
 import { WEBHOOK_EVENT_TYPES } from '../../payments/types.ts'
+import { AGENT_DIAGNOSTIC_EVENTS } from '../../agent/diagnostics.ts'
 import type { ConsoleRecorder } from '../recorder.ts'
 import { redactValue } from '../redact.ts'
 import type { ResolvedConsoleConfig } from '../types.ts'
 
 /**
  * The `atrium:<feature>:<event>` channels Atrium's features publish: payment
- * webhook deliveries (their lifecycle and the business events they produce)
- * and collaboration connections and failures.
+ * webhook deliveries (their lifecycle and the business events they produce),
+ * collaboration connections and failures, and agent runs, tool calls and usage.
  */
 export const FEATURE_CHANNELS: Record<string, readonly string[]> = {
   payments: ['webhook.received', 'webhook.processed', 'webhook.failed', ...WEBHOOK_EVENT_TYPES],
   collaboration: ['connection.opened', 'connection.closed', 'storage.failed', 'authorize.failed'],
+  agent: AGENT_DIAGNOSTIC_EVENTS,
 }
 
 /**
@@ -46,10 +48,14 @@ export class FeatureWatcher {
   record(message: DiagnosticMessage) {
     try {
       const payload = (message.payload ?? {}) as Record<string, unknown>
-      const failed = message.event.endsWith('.failed')
-      const details = [payload.provider, payload.eventId, payload.docName].filter(
-        (part) => typeof part === 'string'
-      )
+      const failed = message.event.endsWith('.failed') || payload.status === 'failed'
+      const details = [
+        payload.provider,
+        payload.eventId,
+        payload.docName,
+        payload.agentName,
+        payload.toolName,
+      ].filter((part) => typeof part === 'string')
       const durationMs = typeof payload.durationMs === 'number' ? payload.durationMs : null
       this.#recorder.record({
         type: 'feature',
