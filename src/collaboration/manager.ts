@@ -4,8 +4,9 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { publishDiagnostic } from '../shared/diagnostics.ts'
 import { engineOf, findDocumentDeclaration } from './define_config.ts'
 import { issueCollaborationToken, type IssueTokenInput } from './issue.ts'
-import { CollabAuthorizationError, CollabConfigError } from './errors.ts'
-import { reportCollaborationError, warnCollaboration } from './observability.ts'
+import { CollabConfigError } from './errors.ts'
+import { warnCollaboration } from './observability.ts'
+import { authorizeDocument, hasAuthorizeRule } from './authorization.ts'
 import type { PresenceRoster } from './presence.ts'
 import type { DocumentCluster } from './cluster/redis_cluster.ts'
 import { UpgradeHandler } from './server/upgrade_handler.ts'
@@ -15,7 +16,6 @@ import type { CollabEngine, CollabEngineHost, CollabSession } from './engines/en
 import type {
   CollabAuthorizeContext,
   CollabEngineName,
-  CollabPermission,
   CollaborationConfig,
   ListPageOptions,
   LiveDocumentResult,
@@ -36,33 +36,7 @@ function usesAutomerge(config: CollaborationConfig) {
   )
 }
 
-const DENY: CollabPermission = Object.freeze({
-  canRead: false,
-  canWrite: false,
-  canComment: false,
-})
-
 export { CLOSE_CODES } from './server/close_codes.ts'
-
-/** The possible grants, shared (frozen) by every connection */
-const PERMISSIONS = new Map<string, CollabPermission>()
-
-function normalizePermission(
-  value: Partial<CollabPermission> | null | undefined
-): CollabPermission {
-  if (!value || value.canRead !== true) {
-    return DENY
-  }
-  const canWrite = value.canWrite === true
-  const canComment = value.canComment === true
-  const key = `${canWrite}:${canComment}`
-  let permission = PERMISSIONS.get(key)
-  if (!permission) {
-    permission = Object.freeze({ canRead: true, canWrite, canComment })
-    PERMISSIONS.set(key, permission)
-  }
-  return permission
-}
 
 /**
  * The collaboration server: routes WebSocket upgrades to engines after
@@ -218,35 +192,15 @@ export class CollaborationManager {
    * then the global rule, else deny. A throwing rule is reported and raised
    * as the retryable `CollabAuthorizationError`.
    */
-  async authorize(
-    ctx: HttpContext | CollabAuthorizeContext,
-    docName: string
-  ): Promise<CollabPermission> {
-    const match = findDocumentDeclaration(this.config.documents, docName)
-    try {
-      if (match?.declaration.authorize) {
-        return normalizePermission(
-          await match.declaration.authorize(ctx, { docName, params: match.params })
-        )
-      }
-      if (this.config.authorize) {
-        return normalizePermission(await this.config.authorize(ctx, docName))
-      }
-    } catch (error) {
-      reportCollaborationError({ scope: 'authorize', operation: 'authorize', docName, error })
-      throw new CollabAuthorizationError(undefined, { cause: error })
-    }
-    return DENY
+  authorize(ctx: HttpContext | CollabAuthorizeContext, docName: string) {
+    return authorizeDocument(this.config, ctx, docName)
   }
 
   /**
    * True when some rule (pattern or global) could grant access to the document.
    */
   hasAuthorizeRule(docName: string) {
-    return Boolean(
-      findDocumentDeclaration(this.config.documents, docName)?.declaration.authorize ??
-      this.config.authorize
-    )
+    return hasAuthorizeRule(this.config, docName)
   }
 
   /**
