@@ -25,6 +25,7 @@ const DATABASE_FREE = [
   'tests/payments/mapping_b.spec.ts',
   'tests/payments/paypal.spec.ts',
   'tests/payments/configure.spec.ts',
+  'tests/payments/gateway_api.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 

@@ -1,4 +1,5 @@
 import { BaseGatewayDriver } from './base_driver.ts'
+import { callGatewayApi } from './gateway_api.ts'
 import { reject, WebhookRejectedException } from '../errors.ts'
 import { integerAmount } from '../money.ts'
 import type { WebhookEvent, WebhookRequest } from '../types.ts'
@@ -56,16 +57,16 @@ export class InfinitePayDriver extends BaseGatewayDriver<InfinitePayGatewayOptio
     }
     let answer: unknown
     try {
-      const response = await fetch(this.#endpoint, {
+      const response = await callGatewayApi(this.#endpoint, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'accept': 'application/json' },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify(check),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+        timeoutMs: this.options.timeoutMs ?? 10_000,
       })
-      if (!response.ok) {
+      if (response.status < 200 || response.status > 299) {
         reject(`InfinitePay payment check answered ${response.status}`)
       }
-      answer = await response.json()
+      answer = response.body
     } catch (error) {
       if (error instanceof WebhookRejectedException) throw error
       debug('infinitepay payment check failed: %s', (error as Error)?.message)

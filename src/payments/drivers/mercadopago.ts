@@ -1,4 +1,5 @@
 import { BaseGatewayDriver } from './base_driver.ts'
+import { callGatewayApi } from './gateway_api.ts'
 import { reject, WebhookRejectedException } from '../errors.ts'
 import { passthroughType } from '../events.ts'
 import { toMinorUnits } from '../money.ts'
@@ -146,17 +147,14 @@ export class MercadoPagoDriver extends BaseGatewayDriver<MercadoPagoGatewayOptio
   async #read(path: string): Promise<Record<string, any>> {
     let answer: unknown
     try {
-      const response = await fetch(`${this.#base}${path}`, {
-        headers: {
-          authorization: `Bearer ${this.options.accessToken}`,
-          accept: 'application/json',
-        },
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+      const response = await callGatewayApi(`${this.#base}${path}`, {
+        headers: { authorization: `Bearer ${this.options.accessToken}` },
+        timeoutMs: this.options.timeoutMs ?? 10_000,
       })
-      if (!response.ok) {
+      if (response.status < 200 || response.status > 299) {
         reject(`Mercado Pago answered ${response.status} for the notified resource`)
       }
-      answer = await response.json()
+      answer = response.body
     } catch (error) {
       if (error instanceof WebhookRejectedException) throw error
       debug('mercadopago resource read failed: %s', (error as Error)?.message)

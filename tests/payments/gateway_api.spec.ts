@@ -1,0 +1,70 @@
+import { test } from '@japa/runner'
+import { createServer, type RequestListener } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { callGatewayApi } from '../../src/payments/drivers/gateway_api.ts'
+
+/** A loopback API answering with `listener`, closed when the test ends */
+async function api(listener: RequestListener) {
+  const server = createServer(listener)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  }
+}
+
+test.group('Payments | gateway API calls', () => {
+  test('a JSON answer comes back parsed with its status; a body that is not JSON is undefined', async ({
+    assert,
+    cleanup,
+  }) => {
+    const seen: string[] = []
+    const server = await api((request, response) => {
+      let body = ''
+      request.on('data', (chunk) => (body += chunk))
+      request.on('end', () => {
+        seen.push(`${request.method} ${request.url} ${request.headers.authorization} ${body}`)
+        response.writeHead(request.url === '/text' ? 502 : 200)
+        response.end(request.url === '/text' ? 'Bad gateway' : '{"paid":true}')
+      })
+    })
+    cleanup(server.close)
+    const posted = await callGatewayApi(`${server.url}/check`, {
+      method: 'POST',
+      headers: { 'authorization': 'Bearer t', 'content-type': 'application/json' },
+      body: '{"a":1}',
+      timeoutMs: 5000,
+    })
+    assert.deepEqual(posted, { status: 200, body: { paid: true } })
+    const text = await callGatewayApi(`${server.url}/text`, { timeoutMs: 5000 })
+    assert.deepEqual(text, { status: 502, body: undefined })
+    assert.deepEqual(seen, ['POST /check Bearer t {"a":1}', 'GET /text undefined '])
+  })
+
+  test('an answer over 1 MiB and an API that never answers are failures, not hangs', async ({
+    assert,
+    cleanup,
+  }) => {
+    const server = await api((request, response) => {
+      if (request.url === '/big') {
+        response.writeHead(200)
+        response.end(`"${'x'.repeat(1024 * 1024 + 16)}"`)
+      }
+      // /silent: never answers
+    })
+    cleanup(server.close)
+    await assert.rejects(
+      () => callGatewayApi(`${server.url}/big`, { timeoutMs: 5000 }),
+      /over 1048576 bytes/
+    )
+    await assert.rejects(
+      () => callGatewayApi(`${server.url}/silent`, { timeoutMs: 200 }),
+      /no answer within 200 ms/
+    )
+  })
+})
