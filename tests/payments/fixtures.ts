@@ -144,7 +144,8 @@ export const FIXTURES: Record<string, GatewayFixture> = {
       pix: [
         {
           endToEndId: `E0000000020240612${id}`,
-          txid: `txid${id}`.padEnd(30, '0').slice(0, 30),
+          // padded with a letter no id contains: 'a1' and 'a10' stay two txids
+          txid: `txid${id}`.padEnd(30, 'x').slice(0, 30),
           chave: 'chave@example.com',
           valor: '110.50',
           horario: '2024-06-12T16:45:03.000Z',
@@ -152,9 +153,9 @@ export const FIXTURES: Record<string, GatewayFixture> = {
         },
       ],
     }),
-    paymentId: (id) => `txid${id}`.padEnd(30, '0').slice(0, 30),
+    paymentId: (id) => `txid${id}`.padEnd(30, 'x').slice(0, 30),
     amount: 11050,
-    externalReference: (id) => `txid${id}`.padEnd(30, '0').slice(0, 30),
+    externalReference: (id) => `txid${id}`.padEnd(30, 'x').slice(0, 30),
   },
   infinitepay: {
     payload: (id) => ({
