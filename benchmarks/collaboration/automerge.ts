@@ -93,13 +93,16 @@ let peers = 0
 
 /** An unmodified automerge-repo client, connected once the server answered */
 async function connect(server: Server, docName: string, url?: string): Promise<Client> {
+  const peer = ++peers
+  // one user per client, as real clients are: Atrium's message budget is per user
+  const token = signCollabToken({ userId: `bench-${peer}`, docName }, 'bench-secret', 3600)
   const wsUrl =
     server.kind === 'atrium'
-      ? `ws://127.0.0.1:${server.port}/collaboration/${docName}?token=${signCollabToken({ userId: 'bench', docName }, 'bench-secret', 3600)}`
+      ? `ws://127.0.0.1:${server.port}/collaboration/${docName}?token=${token}`
       : `ws://127.0.0.1:${server.port}/`
   const adapter = new WebSocketClientAdapter(wsUrl, 1000)
   const connected = new Promise((resolve) => adapter.once('peer-candidate', resolve))
-  const repo = new Repo({ network: [adapter], peerId: `bench-${++peers}` as PeerId })
+  const repo = new Repo({ network: [adapter], peerId: `bench-${peer}` as PeerId })
   await connected
   const handle =
     server.kind === 'atrium'
