@@ -21,12 +21,11 @@ import {
 } from './content.ts'
 import { automergeDocumentId } from './document_id.ts'
 import { AtriumNetworkAdapter, type AutomergePeer } from './network_adapter.ts'
+import { DocumentSizeBound } from '../size_bound.ts'
 import { CollaborationStorageAdapter } from './storage_adapter.ts'
 
 /** Longer than automerge-repo's sync throttle (100 ms) */
 const SYNC_SETTLE_MS = 250
-/** Near the size cap a document is measured again at most this often */
-const MEASURE_EVERY_MS = 500
 
 /** One document open in the server's repo */
 interface OpenDocument {
@@ -37,10 +36,8 @@ interface OpenDocument {
   /** Holders other than sockets (manager operations) keeping it loaded */
   holds: number
   unloading?: Promise<void>
-  /** Size when last measured, and the sync bytes writers sent since (an upper bound) */
-  measuredBytes: number
-  growthBytes: number
-  measuredAt: number
+  /** Size when last measured plus the sync bytes writers sent since */
+  size: DocumentSizeBound
 }
 
 /**
@@ -138,9 +135,7 @@ export class AutomergeEngine implements CollabEngine {
       handle,
       connections: 0,
       holds: 0,
-      measuredBytes: state.byteLength,
-      growthBytes: 0,
-      measuredAt: performance.now(),
+      size: new DocumentSizeBound(state.byteLength),
     }
     this.#open.set(docName, open)
     this.#byId.set(documentId, open)
@@ -150,28 +145,16 @@ export class AutomergeEngine implements CollabEngine {
 
   /**
    * False when a sync message of `bytes` could take the document past
-   * `limits.maxDocumentBytes`. The bound is the last measured size plus every
-   * writer's sync bytes since (a sync message carries at most the changes it
-   * adds); near the cap the document is saved and measured again, at most
-   * every 500 ms, so a writer at the cap cannot make the server save per message.
+   * `limits.maxDocumentBytes` (a sync message carries at most the changes it
+   * adds, so its size bounds the growth).
    */
   #fits(open: OpenDocument, bytes: number) {
     const max = this.#host.limits.maxDocumentBytes
-    if (open.measuredBytes + open.growthBytes + bytes <= max) {
-      open.growthBytes += bytes
-      return true
+    if (!open.size.fits(bytes, max, () => A.save(open.handle.doc()).byteLength)) {
+      return false
     }
-    const now = performance.now()
-    if (open.growthBytes > 0 && now - open.measuredAt >= MEASURE_EVERY_MS) {
-      open.measuredBytes = A.save(open.handle.doc()).byteLength
-      open.growthBytes = 0
-      open.measuredAt = now
-    }
-    if (open.measuredBytes + open.growthBytes + bytes <= max) {
-      open.growthBytes += bytes
-      return true
-    }
-    return false
+    open.size.grew(bytes)
+    return true
   }
 
   /** The open document, loading it once however many callers ask at once */

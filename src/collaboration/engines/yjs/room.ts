@@ -8,6 +8,7 @@ import debug from '../../debug.ts'
 import { CLOSE_CODES } from '../../server/close_codes.ts'
 import { guardOf, sharedFrame } from '../../server/connection.ts'
 import type { CollabEngineHost, CollabSession } from '../engine.ts'
+import { DocumentSizeBound } from '../size_bound.ts'
 import { AwarenessRelay, MESSAGE_AWARENESS, type AwarenessPeer } from './awareness.ts'
 import { AdaptiveWindow } from './adaptive_window.ts'
 import { RoomStorage, mergeBounded } from './room_storage.ts'
@@ -26,7 +27,6 @@ export const LOAD_ORIGIN = Symbol('atrium:collab:load')
 export const REMOTE_ORIGIN = Symbol('atrium:collab:remote')
 
 /** Shortest time between two exact measures of a document near its size cap */
-const MEASURE_EVERY_MS = 500
 /** Updates waiting to be applied at most: a larger batch is applied at once */
 const MAX_BATCH = 512
 /** Longest spacing of a document's update frames, and of its awareness frames */
@@ -91,9 +91,7 @@ export class YjsRoom {
   #awarenessWindow = new AdaptiveWindow(3, AWARENESS_WINDOW_CAP_MS)
   #fullState?: Uint8Array
   /** Size of the state when last measured, and an upper bound of the growth since */
-  #measuredBytes: number
-  #growthBytes = 0
-  #measuredAt = 0
+  #size: DocumentSizeBound
 
   constructor(
     readonly name: string,
@@ -105,12 +103,10 @@ export class YjsRoom {
     this.doc = doc
     this.#owner = owner
     this.#host = host
-    this.#measuredBytes = initialBytes
+    this.#size = new DocumentSizeBound(initialBytes)
     this.awareness = new AwarenessRelay(host.limits)
     this.storage = new RoomStorage(name, doc, host, (stateBytes) => {
-      this.#measuredBytes = stateBytes
-      this.#growthBytes = 0
-      this.#measuredAt = performance.now()
+      this.#size.measured(stateBytes)
       if (this.idle) {
         owner.release(this)
       }
@@ -120,7 +116,7 @@ export class YjsRoom {
 
   #onUpdate = (update: Uint8Array, origin: unknown) => {
     this.#fullState = undefined
-    this.#growthBytes += update.byteLength
+    this.#size.grew(update.byteLength)
     this.#outgoing.push(update)
     const writer = origin instanceof Object && 'socket' in origin ? (origin as Connection) : null
     this.#origin = this.#outgoing.length === 1 ? writer : this.#origin === writer ? writer : null
@@ -134,24 +130,15 @@ export class YjsRoom {
   }
 
   /**
-   * False when applying `bytes` more could take the document past
-   * `limits.maxDocumentBytes`. The bound is the last exact size plus every
-   * update since; near the cap the state is measured again, at most every
-   * 500 ms, so a writer at the cap cannot make the server encode per message.
+   * False when applying `bytes` more (after the updates already queued)
+   * could take the document past `limits.maxDocumentBytes`.
    */
   #fits(bytes: number) {
-    const max = this.#host.limits.maxDocumentBytes
-    bytes += this.#incomingBytes
-    if (this.#measuredBytes + this.#growthBytes + bytes <= max) {
-      return true
-    }
-    const now = performance.now()
-    if (this.#growthBytes > 0 && now - this.#measuredAt >= MEASURE_EVERY_MS) {
-      this.#measuredBytes = Y.encodeStateAsUpdate(this.doc).byteLength
-      this.#growthBytes = 0
-      this.#measuredAt = now
-    }
-    return this.#measuredBytes + this.#growthBytes + bytes <= max
+    return this.#size.fits(
+      bytes + this.#incomingBytes,
+      this.#host.limits.maxDocumentBytes,
+      () => Y.encodeStateAsUpdate(this.doc).byteLength
+    )
   }
 
   #scheduleDelivery() {
