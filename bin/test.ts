@@ -22,7 +22,7 @@ const DATABASE_FREE = [
   'tests/collaboration/token_edges.spec.ts',
   'tests/collaboration/client*.spec.ts',
   'tests/demo/**/*.spec.ts',
-  'tests/payments/mapping_b.spec.ts',
+  'tests/payments/sdk_gateways_mapping.spec.ts',
   'tests/payments/paypal.spec.ts',
   'tests/payments/configure.spec.ts',
   'tests/payments/gateway_api.spec.ts',

@@ -43,8 +43,8 @@ const GROUPS: Record<string, Group> = {
       'src/payments/drivers/paypal_certificates.ts',
       'src/payments/drivers/mollie.ts',
     ],
-    nodbTests: ['tests/payments/mapping_b.spec.ts', 'tests/payments/paypal.spec.ts'],
-    tests: ['tests/payments/gateways_b.spec.ts'],
+    nodbTests: ['tests/payments/sdk_gateways_mapping.spec.ts', 'tests/payments/paypal.spec.ts'],
+    tests: ['tests/payments/sdk_gateways_route.spec.ts'],
   },
   'cursor': {
     mutate: ['src/pagination/cursor.ts'],

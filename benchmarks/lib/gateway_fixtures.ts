@@ -12,7 +12,7 @@ import { gateways } from '../../src/payments/main.ts'
 import type { GatewayFactory } from '../../src/payments/types.ts'
 import type { SigningCredentials } from '../../src/payments/testing.ts'
 import { FIXTURES } from '../../tests/payments/fixtures.ts'
-import { FIXTURES_A } from '../../tests/payments/fixtures_a.ts'
+import { HMAC_GATEWAY_FIXTURES } from '../../tests/payments/hmac_gateway_fixtures.ts'
 import {
   PAYPAL_CERT,
   SECRETS,
@@ -21,8 +21,8 @@ import {
   paddle,
   paypal,
   polar,
-} from '../../tests/payments/fixtures_b.ts'
-import { makeCertificate } from '../../tests/payments/stand_ins_b.ts'
+} from '../../tests/payments/sdk_gateway_fixtures.ts'
+import { makeCertificate } from '../../tests/payments/sdk_gateway_stand_ins.ts'
 import { PAYPAL_TEST_CERTIFICATE_ORIGIN } from '../../src/payments/testing.ts'
 
 export interface BenchGatewayFixture {
@@ -120,7 +120,7 @@ export const GATEWAY_FIXTURES: BenchGatewayFixture[] = [
     provider: () => gateways.lemonsqueezy({ signingSecret: 'lemon-bench-secret' }),
     credentials: () => ({ webhookSecret: 'lemon-bench-secret' }),
     wrongCredentials: () => ({ webhookSecret: 'not-the-signing-secret' }),
-    payload: FIXTURES_A.lemonsqueezy.payload,
+    payload: HMAC_GATEWAY_FIXTURES.lemonsqueezy.payload,
   },
   {
     name: 'mercadopago',
@@ -132,21 +132,21 @@ export const GATEWAY_FIXTURES: BenchGatewayFixture[] = [
       }),
     credentials: () => ({ webhookSecret: 'mp-bench-secret' }),
     wrongCredentials: () => ({ webhookSecret: 'not-the-webhook-secret' }),
-    payload: FIXTURES_A.mercadopago.payload,
+    payload: HMAC_GATEWAY_FIXTURES.mercadopago.payload,
   },
   {
     name: 'pagarme',
     provider: () => gateways.pagarme({ secretKey: 'sk_bench_pagarme' }),
     credentials: () => ({ secretKey: 'sk_bench_pagarme' }),
     wrongCredentials: () => ({ secretKey: 'sk_bench_wrong' }),
-    payload: FIXTURES_A.pagarme.payload,
+    payload: HMAC_GATEWAY_FIXTURES.pagarme.payload,
   },
   {
     name: 'razorpay',
     provider: () => gateways.razorpay({ webhookSecret: 'razorpay-bench-secret' }),
     credentials: () => ({ webhookSecret: 'razorpay-bench-secret' }),
     wrongCredentials: () => ({ webhookSecret: 'not-the-webhook-secret' }),
-    payload: FIXTURES_A.razorpay.payload,
+    payload: HMAC_GATEWAY_FIXTURES.razorpay.payload,
   },
   {
     name: 'square',
@@ -157,7 +157,7 @@ export const GATEWAY_FIXTURES: BenchGatewayFixture[] = [
       signatureKey: 'not-the-signature-key',
       notificationUrl: SQUARE_URL,
     }),
-    payload: FIXTURES_A.square.payload,
+    payload: HMAC_GATEWAY_FIXTURES.square.payload,
   },
   {
     name: 'paddle',
@@ -236,7 +236,8 @@ export async function gatewayApiStandIn(options: { paid: boolean }) {
     process.execPath,
     ['--import=@poppinss/ts-exec', script, options.paid ? 'paid' : 'unpaid'],
     {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      // its stdin closes when this process ends, however it ends, and the stand-in exits then
+      stdio: ['pipe', 'pipe', 'inherit'],
       env: { ...process.env, PAYPAL_CERTIFICATE: PAYPAL_CERT.certificate },
     }
   )

@@ -12,7 +12,7 @@ import {
   signPagarme,
   signRazorpay,
   signSquare,
-} from './testing/gateways_a.ts'
+} from './testing/hmac_gateways.ts'
 
 export interface SignedWebhook {
   /** The exact bytes to post */

@@ -7,9 +7,9 @@ import {
 } from '../../src/payments/drivers/paypal_certificates.ts'
 import { PAYPAL_TEST_CERTIFICATE_ORIGIN, signedWebhook } from '../../src/payments/testing.ts'
 import type { PaymentDriver } from '../../src/payments/types.ts'
-import { PAYPAL_CERT, paypal, SECRETS, webhookRequest } from './fixtures_b.ts'
+import { PAYPAL_CERT, paypal, SECRETS, webhookRequest } from './sdk_gateway_fixtures.ts'
 import { gatewayStandIn } from './stand_ins.ts'
-import { makeCertificate, paypalCertificateHost } from './stand_ins_b.ts'
+import { makeCertificate, paypalCertificateHost } from './sdk_gateway_stand_ins.ts'
 
 async function deliver(
   driver: PaymentDriver,

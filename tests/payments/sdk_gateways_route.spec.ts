@@ -4,18 +4,18 @@ import { test } from '@japa/runner'
 import { Webhook } from 'standardwebhooks'
 import { signedWebhook, type SignedWebhook } from '../../src/payments/testing.ts'
 import { paymentsApp } from './helpers.ts'
-import { makeCertificate } from './stand_ins_b.ts'
+import { makeCertificate } from './sdk_gateway_stand_ins.ts'
 import {
-  GATEWAYS_B,
-  gatewaysB,
+  SDK_GATEWAYS,
+  sdkGateways,
   PAYPAL_CERT,
   SECRETS,
   SUCCEEDED,
-  type GatewayB,
-} from './fixtures_b.ts'
+  type SdkGateway,
+} from './sdk_gateway_fixtures.ts'
 
 /** The header that carries each gateway's signature, for the mangled-header case */
-const SIGNATURE_HEADER: Record<GatewayB, string> = {
+const SIGNATURE_HEADER: Record<SdkGateway, string> = {
   paddle: 'paddle-signature',
   polar: 'webhook-signature',
   dodopayments: 'webhook-signature',
@@ -24,7 +24,7 @@ const SIGNATURE_HEADER: Record<GatewayB, string> = {
 }
 
 /** What each gateway's rejection names when the key is wrong */
-const WRONG_KEY_MESSAGE: Record<GatewayB, string> = {
+const WRONG_KEY_MESSAGE: Record<SdkGateway, string> = {
   paddle: 'Paddle-Signature does not match the body',
   polar: 'Polar webhook-signature does not match the body',
   dodopayments: 'Dodo Payments webhook-signature does not match the body',
@@ -37,7 +37,11 @@ const WRONG_KEY_MESSAGE: Record<GatewayB, string> = {
  * own signer where it has one (standardwebhooks), else the formula the
  * gateway documents, written out here with node:crypto.
  */
-function independentlySigned(gateway: GatewayB, payload: unknown, certUrl: string): SignedWebhook {
+function independentlySigned(
+  gateway: SdkGateway,
+  payload: unknown,
+  certUrl: string
+): SignedWebhook {
   const body = JSON.stringify(payload)
   const json = { 'content-type': 'application/json' }
   const now = Math.floor(Date.now() / 1000)
@@ -92,9 +96,9 @@ function independentlySigned(gateway: GatewayB, payload: unknown, certUrl: strin
 }
 
 async function setup(handlers: Record<string, () => void> = {}) {
-  const b = await gatewaysB()
+  const b = await sdkGateways()
   const app = await paymentsApp({ config: { providers: b.providers, billing: { handlers } } })
-  const sign = (gateway: GatewayB, payload: unknown, extra: Record<string, unknown> = {}) =>
+  const sign = (gateway: SdkGateway, payload: unknown, extra: Record<string, unknown> = {}) =>
     signedWebhook(gateway, payload, { ...b.credentials[gateway], ...extra })
   return { ...b, app, sign }
 }
@@ -109,7 +113,7 @@ async function rejection(response: Response) {
 }
 
 test.group('Payments gateways: Paddle, Polar, Dodo Payments, PayPal, Mollie', () => {
-  for (const gateway of GATEWAYS_B) {
+  for (const gateway of SDK_GATEWAYS) {
     test(`${gateway}: a signed delivery is verified against the raw bytes, recorded and synced`, async ({
       assert,
     }) => {
@@ -224,7 +228,7 @@ test.group('Payments gateways: Paddle, Polar, Dodo Payments, PayPal, Mollie', ()
     assert,
   }) => {
     const { app, mollie } = await setup()
-    const { mollie: samples } = await import('./fixtures_b.ts')
+    const { mollie: samples } = await import('./sdk_gateway_fixtures.ts')
     mollie.set(samples.payment('c1'))
     const signed = signedWebhook('mollie', { id: 'tr_c1' })
     assert.equal(signed.body, 'id=tr_c1')

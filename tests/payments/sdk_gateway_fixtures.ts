@@ -1,13 +1,19 @@
+/**
+ * Paddle, Polar, Dodo Payments, PayPal and Mollie: the gateways whose
+ * drivers verify through a published library or certificate (Paddle's SDK,
+ * Standard Webhooks, PayPal's certificate chain, Mollie's API client), with
+ * the loopback stand-ins and credentials their tests share.
+ */
 import { gateways } from '../../src/payments/main.ts'
 import {
   PAYPAL_TEST_CERTIFICATE_ORIGIN,
   type SigningCredentials,
 } from '../../src/payments/testing.ts'
 import type { WebhookRequest } from '../../src/payments/types.ts'
-import { makeCertificate, mollieStandIn, paypalCertificateHost } from './stand_ins_b.ts'
+import { makeCertificate, mollieStandIn, paypalCertificateHost } from './sdk_gateway_stand_ins.ts'
 
-export const GATEWAYS_B = ['paddle', 'polar', 'dodopayments', 'paypal', 'mollie'] as const
-export type GatewayB = (typeof GATEWAYS_B)[number]
+export const SDK_GATEWAYS = ['paddle', 'polar', 'dodopayments', 'paypal', 'mollie'] as const
+export type SdkGateway = (typeof SDK_GATEWAYS)[number]
 
 export const SECRETS = {
   paddle: 'pdl_ntfset_01atriumtest_secret',
@@ -25,7 +31,7 @@ export const PAYPAL_CERT = makeCertificate()
  * The five gateways configured against loopback stand-ins (PayPal's
  * certificate host, Mollie's API), and the credentials that sign for them.
  */
-export async function gatewaysB() {
+export async function sdkGateways() {
   const certs = await paypalCertificateHost()
   const certUrl = certs.serve('CERT-360caa42-atrium', PAYPAL_CERT.certificate)
   const mollie = await mollieStandIn(SECRETS.mollieApiKey)
@@ -43,7 +49,7 @@ export async function gatewaysB() {
       apiEndpoint: mollie.apiEndpoint,
     }),
   }
-  const credentials: Record<GatewayB, SigningCredentials> = {
+  const credentials: Record<SdkGateway, SigningCredentials> = {
     paddle: { webhookSecret: SECRETS.paddle },
     polar: { webhookSecret: SECRETS.polar },
     dodopayments: { webhookSecret: SECRETS.dodopayments },
@@ -276,11 +282,13 @@ export const mollie = {
 }
 
 /** A payment.succeeded-like delivery of each gateway, its payment id and reference */
-export const SUCCEEDED: Record<GatewayB, (key: string) => { payload: unknown; paymentId: string }> =
-  {
-    paddle: (key) => ({ payload: paddle.transaction(key), paymentId: `txn_${key}` }),
-    polar: (key) => ({ payload: polar.order(key), paymentId: `ord_${key}` }),
-    dodopayments: (key) => ({ payload: dodo.payment(key), paymentId: `pay_${key}` }),
-    paypal: (key) => ({ payload: paypal.capture(key), paymentId: `CAP${key}` }),
-    mollie: (key) => ({ payload: mollie.linkPaid(key), paymentId: `pl_${key}` }),
-  }
+export const SUCCEEDED: Record<
+  SdkGateway,
+  (key: string) => { payload: unknown; paymentId: string }
+> = {
+  paddle: (key) => ({ payload: paddle.transaction(key), paymentId: `txn_${key}` }),
+  polar: (key) => ({ payload: polar.order(key), paymentId: `ord_${key}` }),
+  dodopayments: (key) => ({ payload: dodo.payment(key), paymentId: `pay_${key}` }),
+  paypal: (key) => ({ payload: paypal.capture(key), paymentId: `CAP${key}` }),
+  mollie: (key) => ({ payload: mollie.linkPaid(key), paymentId: `pl_${key}` }),
+}

@@ -4,7 +4,7 @@ import { gateways } from '../../src/payments/main.ts'
 import type { PaymentDriver, WebhookEvent } from '../../src/payments/types.ts'
 import { CREDENTIALS } from './helpers.ts'
 import { mercadoPagoStandIn } from './stand_ins.ts'
-import { mercadoPagoPayment } from './fixtures_a.ts'
+import { mercadoPagoPayment } from './hmac_gateway_fixtures.ts'
 
 async function parse(name: string, payload: unknown): Promise<WebhookEvent<any>> {
   const factory = {

@@ -6,19 +6,19 @@ import { standardWebhookHeaders, whsecKey } from '../../src/payments/testing/sta
 import type { PaymentDriver, WebhookEvent } from '../../src/payments/types.ts'
 import {
   dodo,
-  gatewaysB,
+  sdkGateways,
   mollie,
   paddle,
   paypal,
   polar,
   webhookRequest,
-  type GatewayB,
-} from './fixtures_b.ts'
+  type SdkGateway,
+} from './sdk_gateway_fixtures.ts'
 
 type Case = [type: string, payload: unknown, check?: (event: WebhookEvent<any>) => void]
 
 /** Each gateway's events, one per canonical type it has, and a passthrough */
-const CASES: Record<Exclude<GatewayB, 'mollie'>, Case[]> = {
+const CASES: Record<Exclude<SdkGateway, 'mollie'>, Case[]> = {
   paddle: [
     ['payment.succeeded', paddle.transaction('p1')],
     ['payment.failed', paddle.transaction('p2', 'transaction.payment_failed')],
@@ -90,13 +90,13 @@ const CASES: Record<Exclude<GatewayB, 'mollie'>, Case[]> = {
 }
 
 async function drivers() {
-  const b = await gatewaysB()
-  const loaded = {} as Record<GatewayB, PaymentDriver>
-  for (const name of Object.keys(b.providers) as GatewayB[]) {
+  const b = await sdkGateways()
+  const loaded = {} as Record<SdkGateway, PaymentDriver>
+  for (const name of Object.keys(b.providers) as SdkGateway[]) {
     loaded[name] = await b.providers[name].resolver()
   }
   const deliver = async (
-    gateway: GatewayB,
+    gateway: SdkGateway,
     payload: unknown,
     credentials = b.credentials[gateway]
   ) => {
@@ -108,7 +108,7 @@ async function drivers() {
 }
 
 test.group('Payments mapping: Paddle, Polar, Dodo Payments, PayPal, Mollie', () => {
-  for (const [gateway, cases] of Object.entries(CASES) as [GatewayB, Case[]][]) {
+  for (const [gateway, cases] of Object.entries(CASES) as [SdkGateway, Case[]][]) {
     test(`${gateway}: each event maps to its canonical type, amounts in minor units`, async ({
       assert,
     }) => {

@@ -4,7 +4,11 @@ import Razorpay from 'razorpay'
 import { WebhooksHelper } from 'square'
 import { signedWebhook, type SignedWebhook } from '../../src/payments/testing.ts'
 import { CREDENTIALS, paymentsApp, statusOf } from './helpers.ts'
-import { FIXTURES_A, WRONG_CREDENTIALS_A, mercadoPagoPayment } from './fixtures_a.ts'
+import {
+  HMAC_GATEWAY_FIXTURES,
+  WRONG_CREDENTIALS_A,
+  mercadoPagoPayment,
+} from './hmac_gateway_fixtures.ts'
 
 type App = Awaited<ReturnType<typeof paymentsApp>>
 type Provider = 'lemonsqueezy' | 'mercadopago' | 'pagarme' | 'razorpay' | 'square'
@@ -82,8 +86,8 @@ async function rejection(response: Response) {
 }
 
 test.group('Payments gateways: Lemon Squeezy, Mercado Pago, Pagar.me, Razorpay, Square', () => {
-  for (const provider of Object.keys(FIXTURES_A) as Provider[]) {
-    const fixture = FIXTURES_A[provider]
+  for (const provider of Object.keys(HMAC_GATEWAY_FIXTURES) as Provider[]) {
+    const fixture = HMAC_GATEWAY_FIXTURES[provider]
 
     test(`${provider}: a delivery signed independently with the documented formula is recorded and synced`, async ({
       assert,
@@ -181,7 +185,7 @@ test.group('Payments gateways: Lemon Squeezy, Mercado Pago, Pagar.me, Razorpay, 
     const app = await paymentsApp()
     prepare(app, 'mercadopago', 's1')
     prepare(app, 'mercadopago', 's2')
-    const payload = FIXTURES_A.mercadopago.payload('s1')
+    const payload = HMAC_GATEWAY_FIXTURES.mercadopago.payload('s1')
     const stale = sign('mercadopago', payload, {
       ...CREDENTIALS.mercadopago,
       timestamp: Math.floor(Date.now() / 1000) - 301,
@@ -225,7 +229,7 @@ test.group('Payments gateways: Lemon Squeezy, Mercado Pago, Pagar.me, Razorpay, 
       .update(manifest)
       .digest('hex')
     const headers = { ...json, 'x-signature': `ts=${ts},v1=${v1}`, 'x-request-id': requestId }
-    const payload = FIXTURES_A.mercadopago.payload('ABC123')
+    const payload = HMAC_GATEWAY_FIXTURES.mercadopago.payload('ABC123')
     const response = await app.post(
       'mercadopago',
       { body: JSON.stringify(payload), headers },
@@ -249,7 +253,7 @@ test.group('Payments gateways: Lemon Squeezy, Mercado Pago, Pagar.me, Razorpay, 
     assert,
   }) => {
     const app = await paymentsApp()
-    const unknown = sign('mercadopago', FIXTURES_A.mercadopago.payload('u1'))
+    const unknown = sign('mercadopago', HMAC_GATEWAY_FIXTURES.mercadopago.payload('u1'))
     const { status, message } = await rejection(await app.post('mercadopago', unknown))
     assert.equal(status, 400)
     assert.match(message, /answered 404/)
@@ -262,7 +266,11 @@ test.group('Payments gateways: Lemon Squeezy, Mercado Pago, Pagar.me, Razorpay, 
     // A forged delivery never reaches the API
     await app.post(
       'mercadopago',
-      sign('mercadopago', FIXTURES_A.mercadopago.payload('u2'), WRONG_CREDENTIALS_A.mercadopago)
+      sign(
+        'mercadopago',
+        HMAC_GATEWAY_FIXTURES.mercadopago.payload('u2'),
+        WRONG_CREDENTIALS_A.mercadopago
+      )
     )
     assert.lengthOf(app.mercadopago.requests, 1)
   })
@@ -271,13 +279,13 @@ test.group('Payments gateways: Lemon Squeezy, Mercado Pago, Pagar.me, Razorpay, 
     assert,
   }) => {
     const app = await paymentsApp()
-    const signed = sign('square', FIXTURES_A.square.payload('h1'))
+    const signed = sign('square', HMAC_GATEWAY_FIXTURES.square.payload('h1'))
     const response = await app.post('square', {
       ...signed,
       headers: { ...signed.headers, 'x-forwarded-host': 'evil.example' },
     })
     assert.equal(response.status, 200, await response.clone().text())
-    const elsewhere = sign('square', FIXTURES_A.square.payload('h2'), {
+    const elsewhere = sign('square', HMAC_GATEWAY_FIXTURES.square.payload('h2'), {
       ...CREDENTIALS.square,
       notificationUrl: `${app.url}/payments/webhook/square`,
     })
@@ -288,7 +296,7 @@ test.group('Payments gateways: Lemon Squeezy, Mercado Pago, Pagar.me, Razorpay, 
     assert,
   }) => {
     const { SquareDriver } = await import('../../src/payments/drivers/square.ts')
-    const signed = sign('square', FIXTURES_A.square.payload('v1'))
+    const signed = sign('square', HMAC_GATEWAY_FIXTURES.square.payload('v1'))
     assert.isTrue(
       await WebhooksHelper.verifySignature({
         requestBody: signed.body,
@@ -338,7 +346,7 @@ test.group('Payments gateways: Lemon Squeezy, Mercado Pago, Pagar.me, Razorpay, 
     assert,
   }) => {
     const { RazorpayDriver } = await import('../../src/payments/drivers/razorpay.ts')
-    const signed = sign('razorpay', FIXTURES_A.razorpay.payload('v1'))
+    const signed = sign('razorpay', HMAC_GATEWAY_FIXTURES.razorpay.payload('v1'))
     assert.isTrue(
       Razorpay.validateWebhookSignature(
         signed.body,

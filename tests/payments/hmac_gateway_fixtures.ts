@@ -6,7 +6,7 @@ import { NOTE, type GatewayFixture } from './fixtures.ts'
  * payment row it should produce. Mercado Pago's notification carries only
  * the payment id: `mercadoPagoPayment` is the payment its API answers.
  */
-export const FIXTURES_A: Record<string, GatewayFixture> = {
+export const HMAC_GATEWAY_FIXTURES: Record<string, GatewayFixture> = {
   lemonsqueezy: {
     payload: (id) => ({
       meta: {

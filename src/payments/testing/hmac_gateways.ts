@@ -1,3 +1,8 @@
+/**
+ * `signedWebhook` for the gateways that sign with an HMAC keyed by a shared
+ * secret: Lemon Squeezy, Mercado Pago (over its manifest), Pagar.me, Razorpay
+ * and Square (over the notification URL and the body).
+ */
 import { createHmac, randomUUID } from 'node:crypto'
 import { mercadoPagoManifest } from '../drivers/mercadopago.ts'
 import type { SignedWebhook, SigningCredentials } from '../testing.ts'
