@@ -1,4 +1,9 @@
 import type * as Y from 'yjs'
+import {
+  AutomergeAwareness,
+  type AutomergePresenceClass,
+  type AutomergePresenceOptions,
+} from './automerge_presence.ts'
 import { defaultTransportFactory } from './transports.ts'
 import { absoluteWsUrl } from './yjs_transport.ts'
 import type {
@@ -30,6 +35,8 @@ export interface AutomergeRepoLike {
 export interface AutomergeModules {
   Repo: new (options: { network: any[]; storage?: any }) => AutomergeRepoLike
   BrowserWebSocketClientAdapter: new (url: string, retryInterval?: number) => any
+  /** automerge-repo's `Presence`: with it, `useAwareness` works on Automerge documents */
+  Presence?: AutomergePresenceClass
 }
 
 export interface AutomergeTransportOptions {
@@ -37,6 +44,8 @@ export interface AutomergeTransportOptions {
   storage?: unknown
   /** Wait between two reconnection attempts, in ms (automerge-repo retries at a fixed pace) */
   retryIntervalMs?: number
+  /** Heartbeat and time to live of presence (with `modules.Presence`) */
+  presence?: AutomergePresenceOptions
 }
 
 /** The socket URL of a token: its `wsUrl` with the token in the query */
@@ -57,6 +66,8 @@ export class AutomergeCollabTransport implements CollabTransport {
   readonly repo: AutomergeRepoLike
   readonly adapter: AutomergeNetworkAdapterLike
   doc: unknown = null
+  /** Presence, when the app passed automerge-repo's `Presence` */
+  awareness?: AutomergeAwareness
   error: Error | null = null
   #status: CollabStatus = 'connecting'
   #listeners = new Set<() => void>()
@@ -106,6 +117,13 @@ export class AutomergeCollabTransport implements CollabTransport {
     const transport = new AutomergeCollabTransport(modules, info, context, options)
     try {
       transport.doc = await transport.repo.find(documentId)
+      if (modules.Presence) {
+        transport.awareness = new AutomergeAwareness(
+          modules.Presence,
+          transport.doc,
+          options.presence
+        )
+      }
     } catch (error) {
       transport.destroy()
       throw error
@@ -126,6 +144,7 @@ export class AutomergeCollabTransport implements CollabTransport {
     if (this.#destroyed) return
     this.#destroyed = true
     for (const cleanup of this.#cleanup) cleanup()
+    this.awareness?.destroy()
     this.repo.shutdown().catch(() => {})
     this.#set('disconnected')
     this.#listeners.clear()

@@ -22,6 +22,11 @@ export {
   type AutomergeTransportOptions,
 } from './automerge_transport.ts'
 export {
+  AutomergeAwareness,
+  type AutomergePresenceClass,
+  type AutomergePresenceOptions,
+} from './automerge_presence.ts'
+export {
   CollabRestError,
   collabFetch,
   fetchToken,

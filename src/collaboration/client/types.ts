@@ -1,5 +1,4 @@
 import type * as Y from 'yjs'
-import type { Awareness } from 'y-protocols/awareness'
 import type { CollabEngineName, CollabStatus, CollabTokenInfo } from '../types.ts'
 import type { TokenSource } from './token_source.ts'
 
@@ -57,14 +56,28 @@ export interface TransportContext {
 }
 
 /**
+ * What the hooks use of a Yjs `Awareness`; the Automerge transport offers
+ * the same over automerge-repo's `Presence`.
+ */
+export interface PresenceAwareness {
+  readonly clientID: number
+  getStates(): Map<number, Record<string, any>>
+  getLocalState(): Record<string, any> | null
+  setLocalState(state: Record<string, any> | null): void
+  setLocalStateField(field: string, value: unknown): void
+  on(event: 'change', listener: (...args: any[]) => void): void
+  off(event: 'change', listener: (...args: any[]) => void): void
+}
+
+/**
  * A live connection of one document to its engine. Status changes are
  * announced through `subscribe`; `destroy` closes it for good.
  */
 export interface CollabTransport {
   /** The engine document: a `Y.Doc` for Yjs, a `DocHandle` for Automerge */
   readonly doc: unknown
-  /** Presence, for engines that carry it (Yjs awareness) */
-  readonly awareness?: Awareness
+  /** Presence: the Yjs awareness, or its Automerge counterpart */
+  readonly awareness?: PresenceAwareness
   /** The last failure (a final close code, a refused token), or null */
   readonly error?: Error | null
   getStatus(): CollabStatus

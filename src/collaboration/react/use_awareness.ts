@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useSyncExternalStore } from 'react'
-import type { Awareness } from 'y-protocols/awareness'
+import type { PresenceAwareness } from '../client/types.ts'
 import { useDocSession } from './use_collab_doc.ts'
 
 /** Another user's presence: its awareness client id and what it published */
@@ -23,7 +23,7 @@ const NO_PEERS: AwarenessPeer[] = []
  */
 export function useAwareness({ docName, user }: UseAwarenessInput) {
   const { snapshot } = useDocSession(docName)
-  const awareness: Awareness | null = snapshot.transport?.awareness ?? null
+  const awareness: PresenceAwareness | null = snapshot.transport?.awareness ?? null
   const peers = useRef<AwarenessPeer[]>(NO_PEERS)
 
   const subscribe = useCallback(
