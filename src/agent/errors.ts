@@ -84,6 +84,16 @@ export class AgentReplayGoneException extends AtriumException {
 }
 
 /**
+ * A regenerate on a thread that holds no user message to answer again.
+ */
+export class AgentNothingToRegenerateException extends AtriumException {
+  static status = 409
+  static code = 'E_AGENT_NOTHING_TO_REGENERATE'
+
+  static message = 'This thread has no user message to answer again'
+}
+
+/**
  * The governance API refused the request: `dashboard.authorize` is missing
  * (deny by default) or said no.
  */
@@ -124,6 +134,7 @@ export const E_AGENT_FORBIDDEN = AgentForbiddenException
 export const E_AGENT_NOT_FOUND = AgentNotFoundException
 export const E_AGENT_INVALID_REQUEST = AgentInvalidRequestException
 export const E_AGENT_REPLAY_GONE = AgentReplayGoneException
+export const E_AGENT_NOTHING_TO_REGENERATE = AgentNothingToRegenerateException
 export const E_AGENT_DASHBOARD_FORBIDDEN = AgentDashboardForbiddenException
 export const E_AGENT_ALREADY_DECIDED = AgentAlreadyDecidedException
 export const E_AGENT_NOT_IMPLEMENTED = AgentNotImplementedException

@@ -6,6 +6,7 @@ import {
   AgentForbiddenException,
   AgentInvalidRequestException,
   AgentNotFoundException,
+  AgentNothingToRegenerateException,
   AgentUnauthenticatedException,
 } from './errors.ts'
 import { ApprovalWaiters } from './approvals.ts'
@@ -24,9 +25,12 @@ interface LiveRun {
 
 /** What `POST /agent/chat` accepts, once validated */
 export interface ChatRequest {
-  message: string
+  /** Absent only on a regenerate, which answers the stored question */
+  message?: string
   threadId?: string
   agent?: string
+  /** Answer the thread's last user message again, dropping what followed it */
+  regenerate?: boolean
 }
 
 /**
@@ -108,26 +112,38 @@ export class AgentManager {
     const existing = request.threadId ? await this.ownedThread(actor, request.threadId) : null
     // The agent is settled before anything is written: a refused chat leaves no thread
     const agent = this.#chooseAgent(request.agent, existing?.defaultAgent ?? null)
-    const thread =
-      existing ??
-      (await this.config.store.createThread({
-        actorRef: actor.id,
-        title: request.message.replace(/\s+/g, ' ').trim().slice(0, 80) || null,
-      }))
-
     const runId = randomUUID()
-    await this.config.store.createRun({
-      id: runId,
-      threadId: thread.id,
-      actorRef: actor.id,
-      agentName: agent.name,
-    })
-    await this.config.store.appendMessage({
-      threadId: thread.id,
-      runId,
-      role: 'user',
-      content: request.message,
-    })
+    let thread: ThreadRow
+    if (request.regenerate && existing) {
+      thread = existing
+      await this.#truncateForRegenerate(thread, request.message)
+      await this.config.store.createRun({
+        id: runId,
+        threadId: thread.id,
+        actorRef: actor.id,
+        agentName: agent.name,
+      })
+    } else {
+      const message = request.message!
+      thread =
+        existing ??
+        (await this.config.store.createThread({
+          actorRef: actor.id,
+          title: message.replace(/\s+/g, ' ').trim().slice(0, 80) || null,
+        }))
+      await this.config.store.createRun({
+        id: runId,
+        threadId: thread.id,
+        actorRef: actor.id,
+        agentName: agent.name,
+      })
+      await this.config.store.appendMessage({
+        threadId: thread.id,
+        runId,
+        role: 'user',
+        content: message,
+      })
+    }
 
     const log = new RunEventLog(runId, actor.id, this.config.sse.maxFramesPerRun)
     log.append({ event: 'meta', data: { runId, threadId: thread.id } })
@@ -163,6 +179,26 @@ export class AgentManager {
     this.#runs.set(runId, { log, controller, threadId: thread.id, done })
     debug('run %s started (agent %s)', runId, agent.name)
     return { runId, threadId: thread.id, log }
+  }
+
+  /**
+   * Drops everything after the thread's last user message, which the new run
+   * answers. A `message` sent along must be that question: a client never
+   * believes a new question was answered when the stored one was.
+   */
+  async #truncateForRegenerate(thread: ThreadRow, message: string | undefined) {
+    const history = await this.config.store.listMessages(thread.id)
+    const question = history.findLast((row) => row.role === 'user')
+    if (!question) throw new AgentNothingToRegenerateException()
+    if (message !== undefined && message !== question.content) {
+      throw new AgentInvalidRequestException(
+        '"message" of a regenerate must be the thread\'s last user message, or be left out',
+        'message'
+      )
+    }
+    const firstDropped = history.find((row) => row.id > question.id)
+    if (firstDropped) await this.config.store.truncateFrom(thread.id, firstDropped.id)
+    debug('thread %s: regenerating after message %d', thread.id, question.id)
   }
 
   /** The chat body's agent, else the thread's default, else the configured default */

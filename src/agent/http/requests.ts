@@ -15,23 +15,35 @@ export function parseChatRequest(body: unknown, maxMessageLength: number): ChatR
   if (!isObject(body)) {
     throw new AgentInvalidRequestException('Expected a JSON object body')
   }
-  const { message, threadId, agent } = body
-  if (typeof message !== 'string' || !message.trim()) {
-    throw new AgentInvalidRequestException('"message" must be a non-empty string', 'message')
+  const { message, threadId, agent, regenerate } = body
+  if (regenerate !== undefined && typeof regenerate !== 'boolean') {
+    throw new AgentInvalidRequestException('"regenerate" must be a boolean', 'regenerate')
   }
-  if (message.length > maxMessageLength) {
-    throw new AgentInvalidRequestException(
-      `"message" is longer than ${maxMessageLength} characters`,
-      'message'
-    )
+  // A regenerate answers the thread's stored question: its text may be left out
+  if (!(regenerate === true && message === undefined)) {
+    if (typeof message !== 'string' || !message.trim()) {
+      throw new AgentInvalidRequestException('"message" must be a non-empty string', 'message')
+    }
+    if (message.length > maxMessageLength) {
+      throw new AgentInvalidRequestException(
+        `"message" is longer than ${maxMessageLength} characters`,
+        'message'
+      )
+    }
   }
   if (threadId !== undefined && (typeof threadId !== 'string' || !ID.test(threadId))) {
     throw new AgentInvalidRequestException('"threadId" must be a thread id', 'threadId')
   }
+  if (regenerate === true && threadId === undefined) {
+    throw new AgentInvalidRequestException(
+      '"regenerate" needs the "threadId" of the thread whose last answer is regenerated',
+      'threadId'
+    )
+  }
   if (agent !== undefined && (typeof agent !== 'string' || agent.length > 100)) {
     throw new AgentInvalidRequestException('"agent" must be an agent name', 'agent')
   }
-  for (const field of ['attachments', 'pageContext', 'regenerate', 'transient']) {
+  for (const field of ['attachments', 'pageContext', 'transient']) {
     if (body[field] !== undefined && body[field] !== false) {
       throw new AgentInvalidRequestException(
         `"${field}" is not supported by this version of the agent gateway`,
@@ -39,7 +51,12 @@ export function parseChatRequest(body: unknown, maxMessageLength: number): ChatR
       )
     }
   }
-  return { message, threadId: threadId as string | undefined, agent: agent as string | undefined }
+  return {
+    message: message as string | undefined,
+    threadId: threadId as string | undefined,
+    agent: agent as string | undefined,
+    regenerate: regenerate === true,
+  }
 }
 
 /** `PATCH /agent/threads/:id`: `defaultAgent` changes only when the key is present */
