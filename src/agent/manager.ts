@@ -10,9 +10,11 @@ import {
   AgentUnauthenticatedException,
 } from './errors.ts'
 import { ApprovalWaiters } from './approvals.ts'
+import { ToolCallDecisions } from './decisions.ts'
 import { RunEventLog, type RunFrame, type RunReader } from './run_log.ts'
 import { TurnRunner } from './runner.ts'
-import type { RunRow, ThreadRow, ToolCallRow } from './store/contract.ts'
+import type { RunRow, ThreadRow, ThreadStore } from './store/contract.ts'
+import { TransientThreads } from './transient/registry.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig } from './types.ts'
 
 /** A run this process is executing or recently finished */
@@ -31,6 +33,8 @@ export interface ChatRequest {
   agent?: string
   /** Answer the thread's last user message again, dropping what followed it */
   regenerate?: boolean
+  /** Start a thread that is kept in memory until it is promoted */
+  transient?: boolean
 }
 
 /**
@@ -45,6 +49,8 @@ export class AgentManager {
   #runs = new Map<string, LiveRun>()
   #timers = new Set<NodeJS.Timeout>()
   #approvals = new ApprovalWaiters()
+  #transient: TransientThreads
+  #decisions: ToolCallDecisions
   /** Closers of the open governance `/stream` connections */
   #liveStreams = new Set<() => void>()
 
@@ -52,6 +58,8 @@ export class AgentManager {
     this.#app = app
     this.config = config
     this.#runner = new TurnRunner(app, config)
+    this.#transient = new TransientThreads(config.store)
+    this.#decisions = new ToolCallDecisions(config, this.#approvals, this.#transient)
     // Cancels and decisions taken on other instances, for the runs this one executes
     config.sink?.onControl((message) => {
       if (message.type === 'cancel') {
@@ -88,20 +96,48 @@ export class AgentManager {
     return actor
   }
 
-  /** A live thread the actor owns: 404 when unknown or deleted, 403 when another's */
+  /**
+   * A live thread the actor owns, stored or transient: 404 when unknown or
+   * deleted, 403 when another's
+   */
   async ownedThread(actor: AgentActor, threadId: string): Promise<ThreadRow> {
-    const thread = await this.config.store.findThread(threadId)
+    const thread =
+      this.#transient.get(threadId)?.thread ?? (await this.config.store.findThread(threadId))
     if (!thread) throw new AgentNotFoundException('thread')
     if (thread.actorRef !== actor.id) throw new AgentForbiddenException('thread')
     return thread
   }
 
-  /** A run the actor owns: 404 when unknown, 403 when another's */
+  /** Where a thread's rows are: the memory of a transient thread, else the store */
+  storeOf(thread: ThreadRow): ThreadStore {
+    return this.#transient.get(thread.id) ?? this.config.store
+  }
+
+  /** True for a thread kept in memory until it is promoted */
+  isTransient(thread: ThreadRow) {
+    return this.#transient.get(thread.id) !== undefined
+  }
+
+  /** A run the actor owns, stored or of a transient thread: 404 when unknown, 403 when another's */
   async ownedRun(actor: AgentActor, runId: string): Promise<RunRow> {
-    const run = await this.config.store.findRun(runId)
+    const run = (await this.config.store.findRun(runId)) ?? (await this.#transient.findRun(runId))
     if (!run) throw new AgentNotFoundException('run')
     if (run.actorRef !== actor.id) throw new AgentForbiddenException('run')
     return run
+  }
+
+  /**
+   * Writes a transient thread with everything it holds; `{ ok: false }` for
+   * a thread that is already stored (or being written by another promote).
+   */
+  async promote(actor: AgentActor, threadId: string) {
+    const thread = await this.ownedThread(actor, threadId)
+    const transient = this.#transient.get(thread.id)
+    if (!transient) return { ok: false }
+    const ok = await transient.promote()
+    if (ok) this.#transient.forget(thread.id)
+    debug('thread %s promoted: %s', thread.id, ok)
+    return { ok }
   }
 
   /**
@@ -110,38 +146,29 @@ export class AgentManager {
    */
   async startChat(actor: AgentActor, request: ChatRequest) {
     const existing = request.threadId ? await this.ownedThread(actor, request.threadId) : null
+    if (request.transient && existing && !this.isTransient(existing)) {
+      throw new AgentInvalidRequestException(
+        '"transient" starts a new thread: this thread is already stored',
+        'transient'
+      )
+    }
     // The agent is settled before anything is written: a refused chat leaves no thread
     const agent = this.#chooseAgent(request.agent, existing?.defaultAgent ?? null)
     const runId = randomUUID()
-    let thread: ThreadRow
-    if (request.regenerate && existing) {
-      thread = existing
-      await this.#truncateForRegenerate(thread, request.message)
-      await this.config.store.createRun({
-        id: runId,
-        threadId: thread.id,
-        actorRef: actor.id,
-        agentName: agent.name,
-      })
+    const { thread, store } = existing
+      ? { thread: existing, store: this.storeOf(existing) }
+      : await this.#newThread(actor, request)
+    const run = { id: runId, threadId: thread.id, actorRef: actor.id, agentName: agent.name }
+    if (request.regenerate) {
+      await this.#truncateForRegenerate(store, thread, request.message)
+      await store.createRun(run)
     } else {
-      const message = request.message!
-      thread =
-        existing ??
-        (await this.config.store.createThread({
-          actorRef: actor.id,
-          title: message.replace(/\s+/g, ' ').trim().slice(0, 80) || null,
-        }))
-      await this.config.store.createRun({
-        id: runId,
-        threadId: thread.id,
-        actorRef: actor.id,
-        agentName: agent.name,
-      })
-      await this.config.store.appendMessage({
+      await store.createRun(run)
+      await store.appendMessage({
         threadId: thread.id,
         runId,
         role: 'user',
-        content: message,
+        content: request.message!,
       })
     }
 
@@ -162,6 +189,7 @@ export class AgentManager {
         log,
         signal: controller.signal,
         approvals: this.#approvals,
+        store,
       })
       .catch((error) => debug('run %s crashed: %s', runId, (error as Error)?.name))
       .finally(() => {
@@ -186,8 +214,8 @@ export class AgentManager {
    * answers. A `message` sent along must be that question: a client never
    * believes a new question was answered when the stored one was.
    */
-  async #truncateForRegenerate(thread: ThreadRow, message: string | undefined) {
-    const history = await this.config.store.listMessages(thread.id)
+  async #truncateForRegenerate(store: ThreadStore, thread: ThreadRow, message?: string) {
+    const history = await store.listMessages(thread.id)
     const question = history.findLast((row) => row.role === 'user')
     if (!question) throw new AgentNothingToRegenerateException()
     if (message !== undefined && message !== question.content) {
@@ -197,8 +225,22 @@ export class AgentManager {
       )
     }
     const firstDropped = history.find((row) => row.id > question.id)
-    if (firstDropped) await this.config.store.truncateFrom(thread.id, firstDropped.id)
+    if (firstDropped) await store.truncateFrom(thread.id, firstDropped.id)
     debug('thread %s: regenerating after message %d', thread.id, question.id)
+  }
+
+  /** The thread of a chat that names none: stored, or transient when asked */
+  async #newThread(
+    actor: AgentActor,
+    request: ChatRequest
+  ): Promise<{ thread: ThreadRow; store: ThreadStore }> {
+    const title = request.message!.replace(/\s+/g, ' ').trim().slice(0, 80) || null
+    if (request.transient) {
+      const transient = this.#transient.open(actor.id, title)
+      return { thread: transient.thread, store: transient }
+    }
+    const thread = await this.config.store.createThread({ actorRef: actor.id, title })
+    return { thread, store: this.config.store }
   }
 
   /** The chat body's agent, else the thread's default, else the configured default */
@@ -279,53 +321,16 @@ export class AgentManager {
    * from the tool-call id; the first decision wins (one conditional update)
    * and any later one answers `{ ok: false }`.
    */
-  async decide(actor: AgentActor, toolCallId: string, approved: boolean, reason?: string) {
-    const rows = await this.config.store.findToolCallsById(toolCallId)
-    if (!rows.length) throw new AgentNotFoundException('tool call')
-    const owned = rows.filter((row) => row.actorRef === actor.id)
-    if (!owned.length) throw new AgentForbiddenException('tool call')
-    const pending = owned.find((row) => row.status === 'pending_approval')
-    if (!pending) return { ok: false }
-    return { ok: await this.#decide(pending, approved, reason) }
+  decide(actor: AgentActor, toolCallId: string, approved: boolean, reason?: string) {
+    return this.#decisions.decide(actor, toolCallId, approved, reason)
   }
 
   /**
    * A decision from the governance API, which its own authorization
    * guards: any actor's call. Null when no call has the id.
    */
-  async decideFromDashboard(toolCallId: string, approved: boolean, reason?: string) {
-    const rows = await this.config.store.findToolCallsById(toolCallId)
-    if (!rows.length) return null
-    const pending = rows.find((row) => row.status === 'pending_approval')
-    return pending ? this.#decide(pending, approved, reason) : false
-  }
-
-  /** One conditional update; the winner wakes the run here or on its instance */
-  async #decide(pending: ToolCallRow, approved: boolean, reason?: string) {
-    const won = await this.config.store.decideApproval(pending.id, approved, reason)
-    if (won) {
-      const woken = this.#approvals.resolve(pending.runId, pending.toolCallId, {
-        approved,
-        reason,
-      })
-      // The run waits on another instance: tell it over the sink
-      if (!woken && this.config.sink) {
-        await this.config.sink.publishDecision({
-          type: 'decision',
-          runId: pending.runId,
-          toolCallId: pending.toolCallId,
-          approved,
-          ...(reason === undefined ? {} : { reason }),
-        })
-      }
-    }
-    debug(
-      'tool call %s %s (%s)',
-      pending.toolCallId,
-      approved ? 'approved' : 'rejected',
-      won ? 'won' : 'late'
-    )
-    return won
+  decideFromDashboard(toolCallId: string, approved: boolean, reason?: string) {
+    return this.#decisions.decideFromDashboard(toolCallId, approved, reason)
   }
 
   /** Registers an open live stream to end at shutdown; returns the unregister */

@@ -5,7 +5,7 @@ import { publishAgentEvent } from './diagnostics.ts'
 import type { ModelMessage, ModelToolCall, TokenUsage } from './model/port.ts'
 import { UNKNOWN_USAGE } from './model/port.ts'
 import type { RunEventLog } from './run_log.ts'
-import type { MessageRow, RunOutcome, ThreadRow } from './store/contract.ts'
+import type { MessageRow, RunOutcome, ThreadRow, ThreadStore } from './store/contract.ts'
 import { ToolExecutor } from './tool_executor.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig, ResolvedTool } from './types.ts'
 
@@ -18,6 +18,8 @@ export interface TurnRequest {
   agent: ResolvedAgent
   log: RunEventLog
   signal: AbortSignal
+  /** The thread's rows: the store, or the memory of a transient thread */
+  store: ThreadStore
 }
 
 /**
@@ -72,7 +74,7 @@ export class TurnRunner {
   constructor(app: ApplicationService, config: ResolvedAgentConfig) {
     this.#app = app
     this.#config = config
-    this.#executor = new ToolExecutor(app, config.store, config.rolesPolicy, config.toolTimeoutMs)
+    this.#executor = new ToolExecutor(app, config.rolesPolicy, config.toolTimeoutMs)
   }
 
   /** The agent's system prompt: its `@systemPrompt()` method wins over the flat string */
@@ -103,8 +105,7 @@ export class TurnRunner {
   }
 
   async run(request: TurnRequest): Promise<void> {
-    const { runId, thread, actor, agent, log, signal } = request
-    const store = this.#config.store
+    const { runId, thread, actor, agent, log, signal, store } = request
     const model = agent.model ?? this.#config.model.label
     let steps = 0
     publishAgentEvent('run.started', {
@@ -136,7 +137,7 @@ export class TurnRunner {
       }))
 
       while (steps < agent.maxSteps) {
-        const reservation = await this.#reserve(actor)
+        const reservation = await this.#reserve(store, actor)
         steps++
         let text = ''
         const calls: ModelToolCall[] = []
@@ -210,8 +211,9 @@ export class TurnRunner {
         const lastStep = steps >= agent.maxSteps
         for (const call of calls) {
           const output = lastStep
-            ? await this.#skip(runId, thread.id, actor, call)
+            ? await this.#skip(store, runId, thread.id, actor, call)
             : await this.#executor.execute(call, {
+                store,
                 runId,
                 threadId: thread.id,
                 actor,
@@ -261,27 +263,28 @@ export class TurnRunner {
    * Holds the reservation of one model call, or throws when the budget
    * cannot; null when quotas are off.
    */
-  async #reserve(actor: AgentActor) {
+  async #reserve(store: ThreadStore, actor: AgentActor) {
     const quota = this.#config.quota
     if (!quota) return null
     const day = today()
-    const held = await this.#config.store.reserveQuota(
-      actor.id,
-      day,
-      quota.reserveTokens,
-      quota.limitTokens
-    )
+    const held = await store.reserveQuota(actor.id, day, quota.reserveTokens, quota.limitTokens)
     if (!held) throw new QuotaExceededError()
     return { day, tokens: quota.reserveTokens }
   }
 
   /** The step limit was reached: the call is recorded as skipped and never runs */
-  async #skip(runId: string, threadId: string, actor: AgentActor, call: ModelToolCall) {
+  async #skip(
+    store: ThreadStore,
+    runId: string,
+    threadId: string,
+    actor: AgentActor,
+    call: ModelToolCall
+  ) {
     const output = {
       error: 'max_steps',
       message: 'The step limit was reached before this tool could run',
     }
-    const claim = await this.#config.store.claimToolCall({
+    const claim = await store.claimToolCall({
       runId,
       threadId,
       actorRef: actor.id,
@@ -291,7 +294,7 @@ export class TurnRunner {
       status: 'skipped',
     })
     if (claim.claimed) {
-      await this.#config.store.finishToolCall(runId, call.toolCallId, {
+      await store.finishToolCall(runId, call.toolCallId, {
         status: 'skipped',
         output,
         errorCode: 'max_steps',

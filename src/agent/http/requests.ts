@@ -15,9 +15,12 @@ export function parseChatRequest(body: unknown, maxMessageLength: number): ChatR
   if (!isObject(body)) {
     throw new AgentInvalidRequestException('Expected a JSON object body')
   }
-  const { message, threadId, agent, regenerate } = body
+  const { message, threadId, agent, regenerate, transient } = body
   if (regenerate !== undefined && typeof regenerate !== 'boolean') {
     throw new AgentInvalidRequestException('"regenerate" must be a boolean', 'regenerate')
+  }
+  if (transient !== undefined && typeof transient !== 'boolean') {
+    throw new AgentInvalidRequestException('"transient" must be a boolean', 'transient')
   }
   // A regenerate answers the thread's stored question: its text may be left out
   if (!(regenerate === true && message === undefined)) {
@@ -43,7 +46,7 @@ export function parseChatRequest(body: unknown, maxMessageLength: number): ChatR
   if (agent !== undefined && (typeof agent !== 'string' || agent.length > 100)) {
     throw new AgentInvalidRequestException('"agent" must be an agent name', 'agent')
   }
-  for (const field of ['attachments', 'pageContext', 'transient']) {
+  for (const field of ['attachments', 'pageContext']) {
     if (body[field] !== undefined && body[field] !== false) {
       throw new AgentInvalidRequestException(
         `"${field}" is not supported by this version of the agent gateway`,
@@ -56,6 +59,7 @@ export function parseChatRequest(body: unknown, maxMessageLength: number): ChatR
     threadId: threadId as string | undefined,
     agent: agent as string | undefined,
     regenerate: regenerate === true,
+    transient: transient === true,
   }
 }
 

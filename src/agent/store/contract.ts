@@ -129,6 +129,45 @@ export interface RunOutcome {
   model: string
 }
 
+/** A tool call as a transient thread keeps it, with the times its row will carry */
+export interface TransientToolCall extends ToolCallRow {
+  createdAt: Date
+  updatedAt: Date
+}
+
+/** A priced model call of a transient thread, with the time its row will carry */
+export interface TransientUsage extends UsageRow {
+  createdAt: Date
+}
+
+/** Everything a transient thread holds, written at once when it is promoted */
+export interface TransientSnapshot {
+  thread: ThreadRow
+  messages: MessageRow[]
+  runs: RunRow[]
+  toolCalls: TransientToolCall[]
+  usage: TransientUsage[]
+}
+
+/**
+ * What transient threads need of a store: their model calls and run ends
+ * counted in the daily rollups without rows, and one write at promote.
+ */
+export interface TransientThreadStore {
+  /** Prices a model call and adds it to its daily rollup; no usage row is written */
+  countUsage(row: UsageInput): Promise<UsageRow>
+  /** Counts a run's end in the rollup of today; no run row is written */
+  countRunEnd(
+    key: { actorRef: string; agentName: string; model: string },
+    status: RunOutcome['status']
+  ): Promise<void>
+  /**
+   * Writes the thread, its runs, messages, tool calls and usage rows in one
+   * transaction, adding nothing to the rollups (they were counted already)
+   */
+  save(snapshot: TransientSnapshot): Promise<void>
+}
+
 /**
  * Persistence of the gateway. The Lucid store (`stores.lucid()`) is the one
  * shipped; the interface is what another backend implements.
@@ -140,6 +179,8 @@ export interface AgentStore {
   insights?: InsightQueries
   /** Model prices; without them `/pricing` answers 501 and usage is recorded unpriced */
   pricing?: PricingStore
+  /** Transient threads; without it a `transient` chat answers 501 */
+  transient?: TransientThreadStore
   createThread(input: { actorRef: string; title: string | null }): Promise<ThreadRow>
   /** A live (not deleted) thread, or null */
   findThread(id: string): Promise<ThreadRow | null>
@@ -219,3 +260,30 @@ export interface AgentStore {
   /** Checks at boot that the tables exist, naming the migration to run */
   assertReady(): Promise<void>
 }
+
+/**
+ * The operations on one thread's rows a turn and the thread routes use. The
+ * Lucid store provides them for stored threads; a transient thread keeps
+ * them in memory until it is promoted.
+ */
+export type ThreadStore = Pick<
+  AgentStore,
+  | 'updateThread'
+  | 'softDeleteThread'
+  | 'truncateFrom'
+  | 'appendMessage'
+  | 'listMessages'
+  | 'createRun'
+  | 'finishRun'
+  | 'findRun'
+  | 'claimToolCall'
+  | 'finishToolCall'
+  | 'listToolCalls'
+  | 'markPendingApproval'
+  | 'findToolCallsById'
+  | 'decideApproval'
+  | 'recordUsage'
+  | 'listUsage'
+  | 'reserveQuota'
+  | 'settleQuota'
+>

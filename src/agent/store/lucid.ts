@@ -5,6 +5,7 @@ import { AgentConfigException } from '../errors.ts'
 import { AGENT_TABLES, json, message, run, thread, toolCall } from './lucid_rows.ts'
 import { UsageLedger } from './lucid_ledger.ts'
 import { LucidPricingStore } from './lucid_pricing.ts'
+import { LucidTransientThreads } from './lucid_transient.ts'
 import type {
   AgentStore,
   GovernanceQueries,
@@ -31,12 +32,14 @@ export class LucidAgentStore implements AgentStore {
   governance?: GovernanceQueries
   insights?: InsightQueries
   pricing: LucidPricingStore
+  transient: LucidTransientThreads
 
   constructor(db: Database, connection?: string) {
     this.#db = db
     this.#connection = connection
     this.pricing = new LucidPricingStore(() => this.#client)
     this.#ledger = new UsageLedger(() => this.#client, this.pricing)
+    this.transient = new LucidTransientThreads(() => this.#client, this.#ledger)
   }
 
   get #client(): QueryClientContract {
