@@ -117,6 +117,19 @@ export const stores = {
   },
 }
 
+/** `followUps`: off, `true` (3 questions) or `{ count }` from 1 to 10 */
+function resolveFollowUps(value: AgentConfigInput['followUps']) {
+  if (value === undefined || value === false) return undefined
+  if (value === true) return { count: 3 }
+  const count = typeof value === 'object' && value !== null ? value.count : undefined
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 10) {
+    throw new AgentConfigException(
+      `Invalid "followUps" in ${FILE}: expected true, false or { count } with a count from 1 to 10, received ${JSON.stringify(value)}`
+    )
+  }
+  return { count }
+}
+
 function resolveAgents(config: AgentConfigInput, maxSteps: number): ResolvedAgent[] {
   if (config.agents !== undefined && !Array.isArray(config.agents)) {
     throw new AgentConfigException(
@@ -301,6 +314,7 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   const dashboard = resolveDashboard(config.dashboard)
   const pricing = resolvePricing(config.pricing, FILE)
   const maxMessageLength = positiveInteger('maxMessageLength', config.maxMessageLength, 100_000)!
+  const followUps = resolveFollowUps(config.followUps)
   const modelMaxRetries =
     config.modelMaxRetries === 0 ? 0 : positiveInteger('modelMaxRetries', config.modelMaxRetries, 2)
 
@@ -349,6 +363,7 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       defaultAgent,
       sse,
       maxMessageLength,
+      followUps,
       quota:
         quotaLimitTokens === undefined
           ? undefined

@@ -2,10 +2,23 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
 import { publishAgentEvent } from './diagnostics.ts'
-import type { ModelMessage, ModelToolCall, TokenUsage } from './model/port.ts'
+import { FOLLOW_UPS_SYSTEM, followUpMessages, parseFollowUps } from './follow_ups.ts'
+import type {
+  ModelMessage,
+  ModelStepEvent,
+  ModelStepRequest,
+  ModelToolCall,
+  TokenUsage,
+} from './model/port.ts'
 import { UNKNOWN_USAGE } from './model/port.ts'
 import type { RunEventLog } from './run_log.ts'
-import type { MessageRow, RunOutcome, ThreadRow, ThreadStore } from './store/contract.ts'
+import type {
+  MessageRow,
+  RunOutcome,
+  ThreadRow,
+  ThreadStore,
+  UsageInput,
+} from './store/contract.ts'
 import { ToolExecutor } from './tool_executor.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig, ResolvedTool } from './types.ts'
 
@@ -136,72 +149,42 @@ export class TurnRunner {
         inputSchema: tool.spec.inputSchema,
       }))
 
+      let answer: MessageRow | null = null
       while (steps < agent.maxSteps) {
         const reservation = await this.#reserve(store, actor)
         steps++
         let text = ''
         const calls: ModelToolCall[] = []
-        let usage: TokenUsage = UNKNOWN_USAGE
         try {
-          for await (const event of this.#config.model.streamStep({
-            system,
-            messages,
-            tools,
-            signal,
-          })) {
-            if (event.type === 'text-delta') {
-              text += event.text
-              log.append({ data: { delta: event.text } })
-            } else if (event.type === 'tool-call') {
-              calls.push({
-                toolCallId: event.toolCallId,
-                toolName: event.toolName,
-                input: event.input,
-              })
-            } else {
-              usage = event.usage
+          await this.#callModel(
+            request,
+            reservation,
+            'step',
+            steps,
+            { system, messages, tools },
+            (event) => {
+              if (event.type === 'text-delta') {
+                text += event.text
+                log.append({ data: { delta: event.text } })
+              } else {
+                calls.push({
+                  toolCallId: event.toolCallId,
+                  toolName: event.toolName,
+                  input: event.input,
+                })
+              }
             }
-          }
+          )
         } finally {
-          if (reservation) {
-            // Unknown usage is charged as the whole reservation, never as zero
-            const used = usage.known
-              ? usage.uncachedInputTokens +
-                usage.cacheReadTokens +
-                usage.cacheWriteTokens +
-                usage.outputTokens +
-                usage.reasoningTokens
-              : reservation.tokens
-            await store.settleQuota(actor.id, reservation.day, reservation.tokens, used)
-          }
-          // Usage is recorded for every model call, a failed one included
-          const recorded = await store.recordUsage({
-            ...usage,
-            runId,
-            threadId: thread.id,
-            actorRef: actor.id,
-            agentName: agent.name,
-            model,
-            kind: 'step',
-            step: steps,
-            day: today(),
-          })
-          publishAgentEvent('usage.recorded', {
-            runId,
-            model: recorded.model,
-            step: recorded.step,
-            known: recorded.known,
-            cost: recorded.cost,
-            costSource: recorded.costSource,
-          })
           if (text || calls.length) {
-            await store.appendMessage({
+            const appended = await store.appendMessage({
               threadId: thread.id,
               runId,
               role: 'assistant',
               content: text,
               toolCalls: calls,
             })
+            answer = calls.length ? null : appended
           }
         }
         messages.push({ role: 'assistant', text, toolCalls: calls })
@@ -234,8 +217,12 @@ export class TurnRunner {
         messages.push({ role: 'tool', results })
       }
 
+      const followUps =
+        this.#config.followUps && answer
+          ? await this.#followUps(request, messages, answer, steps + 1)
+          : undefined
       await finish({ status: 'done' })
-      log.append({ event: 'done', data: {} })
+      log.append({ event: 'done', data: followUps ? { followUps } : {} })
       debug('run %s done after %d step(s)', runId, steps)
     } catch (error) {
       if (error instanceof QuotaExceededError) {
@@ -257,6 +244,92 @@ export class TurnRunner {
       await finish({ status: 'failed', errorCode: 'run_failed' }).catch(() => {})
       log.append({ event: 'error', data: { code: 'run_failed', message: 'The run failed' } })
     }
+  }
+
+  /**
+   * One model call: streams its events to `onEvent`, then releases the
+   * quota hold, charges what it used and writes its priced usage row, a
+   * failed call included.
+   */
+  async #callModel(
+    turn: TurnRequest,
+    reservation: { day: string; tokens: number } | null,
+    kind: UsageInput['kind'],
+    step: number,
+    request: Omit<ModelStepRequest, 'signal'>,
+    onEvent: (event: Exclude<ModelStepEvent, { type: 'finish' }>) => void
+  ) {
+    const { runId, thread, actor, agent, store } = turn
+    let usage: TokenUsage = UNKNOWN_USAGE
+    try {
+      for await (const event of this.#config.model.streamStep({
+        ...request,
+        signal: turn.signal,
+      })) {
+        if (event.type === 'finish') usage = event.usage
+        else onEvent(event)
+      }
+    } finally {
+      if (reservation) {
+        // Unknown usage is charged as the whole reservation, never as zero
+        const used = usage.known
+          ? usage.uncachedInputTokens +
+            usage.cacheReadTokens +
+            usage.cacheWriteTokens +
+            usage.outputTokens +
+            usage.reasoningTokens
+          : reservation.tokens
+        await store.settleQuota(actor.id, reservation.day, reservation.tokens, used)
+      }
+      const recorded = await store.recordUsage({
+        ...usage,
+        runId,
+        threadId: thread.id,
+        actorRef: actor.id,
+        agentName: agent.name,
+        model: agent.model ?? this.#config.model.label,
+        kind,
+        step,
+        day: today(),
+      })
+      publishAgentEvent('usage.recorded', {
+        runId,
+        model: recorded.model,
+        step: recorded.step,
+        known: recorded.known,
+        cost: recorded.cost,
+        costSource: recorded.costSource,
+      })
+    }
+  }
+
+  /**
+   * The extra call proposing follow-up questions, stored on the answer. It
+   * never fails the turn, whose answer is already delivered: a quota that
+   * cannot hold it or a failed call leaves an empty list. A cancel still
+   * aborts the run.
+   */
+  async #followUps(turn: TurnRequest, history: ModelMessage[], answer: MessageRow, step: number) {
+    const count = this.#config.followUps!.count
+    let followUps: string[] = []
+    try {
+      const reservation = await this.#reserve(turn.store, turn.actor)
+      let text = ''
+      const request = {
+        system: FOLLOW_UPS_SYSTEM,
+        messages: followUpMessages(history, count),
+        tools: [],
+      }
+      await this.#callModel(turn, reservation, 'follow_ups', step, request, (event) => {
+        if (event.type === 'text-delta') text += event.text
+      })
+      followUps = parseFollowUps(text, count)
+    } catch (error) {
+      if (turn.signal.aborted) throw error
+      debug('run %s: no follow-ups (%s)', turn.runId, (error as Error)?.name)
+    }
+    await turn.store.setFollowUps(answer.id, followUps)
+    return followUps
   }
 
   /**

@@ -195,6 +195,12 @@ export interface AgentConfigInput {
   }
   /** Longest accepted chat `message`, in characters (100 000) */
   maxMessageLength?: number
+  /**
+   * One extra model call after each answer proposing follow-up questions,
+   * stored on the assistant message and recorded as a `follow_ups` usage
+   * row; `true` means 3
+   */
+  followUps?: boolean | { count: number }
   /** Retries of a failed model call by the AI SDK (2) */
   modelMaxRetries?: number
 }
@@ -237,6 +243,8 @@ export interface ResolvedAgentConfig {
   defaultAgent: string
   sse: { heartbeatMs: number; maxFramesPerRun: number; retainFinishedMs: number }
   maxMessageLength: number
+  /** Follow-up questions after each answer; undefined when off */
+  followUps?: { count: number }
   quota?: { limitTokens: number; reserveTokens: number }
   dashboard?: {
     path: string

@@ -130,6 +130,7 @@ export async function showThread(ctx: HttpContext) {
       content: message.content,
       ...(message.toolCalls ? { toolCalls: message.toolCalls } : {}),
       ...(message.toolResults ? { toolResults: message.toolResults } : {}),
+      ...(message.followUps ? { followUps: message.followUps } : {}),
       createdAt: message.createdAt?.toISOString() ?? null,
     })),
   }

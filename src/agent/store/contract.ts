@@ -55,6 +55,8 @@ export interface MessageRow {
   content: string
   toolCalls: ModelToolCall[] | null
   toolResults: Array<{ toolCallId: string; toolName: string; output: unknown }> | null
+  /** Follow-up questions proposed after an answer, when `followUps` is on */
+  followUps: string[] | null
   createdAt: Date | null
 }
 
@@ -106,7 +108,8 @@ export interface UsageInput extends TokenUsage {
   actorRef: string
   agentName: string
   model: string
-  kind: 'step'
+  /** A step of the turn, or the extra call proposing follow-up questions */
+  kind: 'step' | 'follow_ups'
   step: number
   day: string
 }
@@ -196,9 +199,11 @@ export interface AgentStore {
   forkFrom(source: ThreadRow, messageId: number): Promise<ThreadRow | null>
 
   appendMessage(
-    input: Omit<MessageRow, 'id' | 'createdAt' | 'toolCalls' | 'toolResults'> &
+    input: Omit<MessageRow, 'id' | 'createdAt' | 'toolCalls' | 'toolResults' | 'followUps'> &
       Partial<Pick<MessageRow, 'toolCalls' | 'toolResults'>>
   ): Promise<MessageRow>
+  /** Stores the follow-up questions proposed after an assistant message */
+  setFollowUps(messageId: number, followUps: string[]): Promise<void>
   listMessages(threadId: string): Promise<MessageRow[]>
 
   createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>): Promise<void>
@@ -272,6 +277,7 @@ export type ThreadStore = Pick<
   | 'softDeleteThread'
   | 'truncateFrom'
   | 'appendMessage'
+  | 'setFollowUps'
   | 'listMessages'
   | 'createRun'
   | 'finishRun'

@@ -153,6 +153,7 @@ export class LucidAgentStore implements AgentStore {
             content: row.content,
             tool_calls: row.tool_calls,
             tool_results: row.tool_results,
+            follow_ups: row.follow_ups,
             created_at: row.created_at,
           }))
         )
@@ -188,8 +189,16 @@ export class LucidAgentStore implements AgentStore {
       content: input.content,
       toolCalls: input.toolCalls ?? null,
       toolResults: input.toolResults ?? null,
+      followUps: null,
       createdAt,
     }
+  }
+
+  async setFollowUps(messageId: number, followUps: string[]) {
+    await this.#client
+      .from(AGENT_TABLES.messages)
+      .where('id', messageId)
+      .update({ follow_ups: json(followUps) })
   }
 
   async listMessages(threadId: string) {

@@ -72,6 +72,7 @@ export class LucidTransientThreads implements TransientThreadStore {
             content: message.content,
             tool_calls: message.toolCalls?.length ? json(message.toolCalls) : null,
             tool_results: message.toolResults?.length ? json(message.toolResults) : null,
+            follow_ups: message.followUps ? json(message.followUps) : null,
             created_at: message.createdAt ?? new Date(),
           })
       }

@@ -90,11 +90,17 @@ export class TransientThread implements ThreadStore {
       content: input.content,
       toolCalls: input.toolCalls?.length ? input.toolCalls : null,
       toolResults: input.toolResults?.length ? input.toolResults : null,
+      followUps: null,
       createdAt: new Date(),
     }
     this.#messages.push(row)
     this.thread.updatedAt = row.createdAt
     return { ...row, toolCalls: input.toolCalls ?? null, toolResults: input.toolResults ?? null }
+  }
+
+  async setFollowUps(messageId: number, followUps: string[]) {
+    const message = this.#messages.find((row) => row.id === messageId)
+    if (message) message.followUps = followUps
   }
 
   async listMessages() {
