@@ -9,6 +9,7 @@ import { AgentConfigException } from './errors.ts'
 import { isLazyModel } from './model/lazy.ts'
 import { isModelPort } from './model/port.ts'
 import { resolvePricing } from './pricing/config.ts'
+import { resolveContributors } from './prompt.ts'
 import { sinks } from './sinks.ts'
 import { resolveTool } from './tools.ts'
 import type {
@@ -315,6 +316,12 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   const pricing = resolvePricing(config.pricing, FILE)
   const maxMessageLength = positiveInteger('maxMessageLength', config.maxMessageLength, 100_000)!
   const followUps = resolveFollowUps(config.followUps)
+  const maxPageContextBytes = positiveInteger(
+    'maxPageContextBytes',
+    config.maxPageContextBytes,
+    16_384
+  )!
+  const contributors = resolveContributors(config.systemPromptContributors, FILE)
   const modelMaxRetries =
     config.modelMaxRetries === 0 ? 0 : positiveInteger('modelMaxRetries', config.modelMaxRetries, 2)
 
@@ -363,6 +370,8 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       defaultAgent,
       sse,
       maxMessageLength,
+      maxPageContextBytes,
+      contributors,
       followUps,
       quota:
         quotaLimitTokens === undefined

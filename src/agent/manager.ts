@@ -35,6 +35,8 @@ export interface ChatRequest {
   regenerate?: boolean
   /** Start a thread that is kept in memory until it is promoted */
   transient?: boolean
+  /** What the page the user is on says, sent to the model with this turn only */
+  pageContext?: Record<string, unknown>
 }
 
 /**
@@ -190,6 +192,7 @@ export class AgentManager {
         signal: controller.signal,
         approvals: this.#approvals,
         store,
+        pageContext: request.pageContext,
       })
       .catch((error) => debug('run %s crashed: %s', runId, (error as Error)?.name))
       .finally(() => {

@@ -2,6 +2,7 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
 import { publishAgentEvent } from './diagnostics.ts'
+import { buildSystemPrompt, withPageContext } from './prompt.ts'
 import { FOLLOW_UPS_SYSTEM, followUpMessages, parseFollowUps } from './follow_ups.ts'
 import type {
   ModelMessage,
@@ -33,6 +34,8 @@ export interface TurnRequest {
   signal: AbortSignal
   /** The thread's rows: the store, or the memory of a transient thread */
   store: ThreadStore
+  /** The chat body's `pageContext`, for this turn only */
+  pageContext?: Record<string, unknown>
 }
 
 /**
@@ -90,16 +93,6 @@ export class TurnRunner {
     this.#executor = new ToolExecutor(app, config.rolesPolicy, config.toolTimeoutMs)
   }
 
-  /** The agent's system prompt: its `@systemPrompt()` method wins over the flat string */
-  async systemPrompt(agent: ResolvedAgent, actor: AgentActor, threadId: string) {
-    if (agent.agentClass && agent.systemPromptMethod !== undefined) {
-      const instance: any = await this.#app.container.make(agent.agentClass)
-      const prompt = await instance[agent.systemPromptMethod]({ actor, threadId })
-      return typeof prompt === 'string' ? prompt : String(prompt ?? '')
-    }
-    return agent.systemPrompt ?? ''
-  }
-
   /** Tools of the agent's allow-list that the roles policy lets this actor use */
   async toolsFor(agent: ResolvedAgent, actor: AgentActor) {
     const allowed = new Map<string, ResolvedTool>()
@@ -140,9 +133,14 @@ export class TurnRunner {
       })
     }
     try {
-      const system = await this.systemPrompt(agent, actor, thread.id)
+      const system = await buildSystemPrompt(this.#app, this.#config, agent, {
+        actor,
+        threadId: thread.id,
+        pageContext: request.pageContext,
+      })
       const { allowed, declared } = await this.toolsFor(agent, actor)
-      const messages = historyOf(await store.listMessages(thread.id))
+      const history = historyOf(await store.listMessages(thread.id))
+      const messages = withPageContext(history, request.pageContext)
       const tools = declared.map((tool) => ({
         name: tool.spec.name,
         description: tool.spec.description,

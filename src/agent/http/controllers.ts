@@ -58,7 +58,7 @@ function terminalFrame(run: RunRow) {
 export async function chat(ctx: HttpContext) {
   const agents = await manager(ctx)
   const actor = await agents.actor(ctx)
-  const request = parseChatRequest(ctx.request.body(), agents.config.maxMessageLength)
+  const request = parseChatRequest(ctx.request.body(), agents.config)
   const { runId, threadId, log } = await agents.startChat(actor, request)
   await streamRunLog(ctx, log, {
     after: 0,

@@ -11,11 +11,15 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * Validates a `POST /agent/chat` body. Fields of the spec this version does
  * not serve yet are refused by name rather than ignored.
  */
-export function parseChatRequest(body: unknown, maxMessageLength: number): ChatRequest {
+export function parseChatRequest(
+  body: unknown,
+  limits: { maxMessageLength: number; maxPageContextBytes: number }
+): ChatRequest {
+  const { maxMessageLength, maxPageContextBytes } = limits
   if (!isObject(body)) {
     throw new AgentInvalidRequestException('Expected a JSON object body')
   }
-  const { message, threadId, agent, regenerate, transient } = body
+  const { message, threadId, agent, regenerate, transient, pageContext } = body
   if (regenerate !== undefined && typeof regenerate !== 'boolean') {
     throw new AgentInvalidRequestException('"regenerate" must be a boolean', 'regenerate')
   }
@@ -46,13 +50,22 @@ export function parseChatRequest(body: unknown, maxMessageLength: number): ChatR
   if (agent !== undefined && (typeof agent !== 'string' || agent.length > 100)) {
     throw new AgentInvalidRequestException('"agent" must be an agent name', 'agent')
   }
-  for (const field of ['attachments', 'pageContext']) {
-    if (body[field] !== undefined && body[field] !== false) {
+  if (pageContext !== undefined && pageContext !== null) {
+    if (!isObject(pageContext)) {
+      throw new AgentInvalidRequestException('"pageContext" must be a JSON object', 'pageContext')
+    }
+    if (Buffer.byteLength(JSON.stringify(pageContext)) > maxPageContextBytes) {
       throw new AgentInvalidRequestException(
-        `"${field}" is not supported by this version of the agent gateway`,
-        field
+        `"pageContext" is larger than ${maxPageContextBytes} bytes of JSON`,
+        'pageContext'
       )
     }
+  }
+  if (body.attachments !== undefined && body.attachments !== false) {
+    throw new AgentInvalidRequestException(
+      '"attachments" is not supported by this version of the agent gateway',
+      'attachments'
+    )
   }
   return {
     message: message as string | undefined,
@@ -60,6 +73,7 @@ export function parseChatRequest(body: unknown, maxMessageLength: number): ChatR
     agent: agent as string | undefined,
     regenerate: regenerate === true,
     transient: transient === true,
+    pageContext: isObject(pageContext) ? pageContext : undefined,
   }
 }
 
