@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import { defineTool } from '../../src/agent/main.ts'
 import { TRANSIENT_LIMITS } from '../../src/agent/transient/registry.ts'
+import { TransientThread } from '../../src/agent/transient/thread.ts'
 import { ALICE, BOB, agentApp, bodyOf, deltasOf, errorOf } from './helpers.ts'
 
 type App = Awaited<ReturnType<typeof agentApp>>
@@ -275,5 +276,85 @@ test.group('Agent transient threads', () => {
     // Another actor is not affected
     const other = await transientTurn(app, { message: 'mine', transient: true }, BOB)
     assert.equal(other.frames.at(-1)?.event, 'done')
+  })
+
+  test('rename, truncate, regenerate and cancel work on a transient thread; a fork answers 409', async ({
+    assert,
+  }) => {
+    const app = await agentApp()
+    app.fake.reply({ text: ['A1'] }, { text: ['A2'] }, { text: ['A2 again'] })
+    const { threadId } = await transientTurn(app, { message: 'one', transient: true })
+    await transientTurn(app, { message: 'two', threadId })
+
+    const renamed = await app.request('PATCH', `/threads/${threadId}`, ALICE, { title: 'Draft' })
+    assert.deepEqual(await bodyOf(renamed), { ok: true })
+    const regenerated = await transientTurn(app, { threadId, regenerate: true })
+    assert.deepEqual(deltasOf(regenerated.frames), ['A2 again'])
+    let detail = await bodyOf(await app.request('GET', `/threads/${threadId}`))
+    assert.equal(detail.title, 'Draft')
+    assert.deepEqual(
+      detail.messages.map((message: any) => message.content),
+      ['one', 'A1', 'two', 'A2 again']
+    )
+
+    const truncated = await app.request(
+      'DELETE',
+      `/threads/${threadId}/from/${detail.messages[2].id}`
+    )
+    assert.deepEqual(await bodyOf(truncated), { ok: true })
+    detail = await bodyOf(await app.request('GET', `/threads/${threadId}`))
+    assert.deepEqual(
+      detail.messages.map((message: any) => message.content),
+      ['one', 'A1']
+    )
+    const fork = await app.request(
+      'POST',
+      `/threads/${threadId}/fork-from/${detail.messages[0].id}`
+    )
+    assert.equal(fork.status, 409)
+    assert.include(await errorOf(fork), { code: 'E_AGENT_TRANSIENT_THREAD' })
+
+    app.fake.reply({ text: ['never', ' finished'], stallAfter: 1 })
+    const { response, sse } = await app.chat({ message: 'slow', threadId })
+    const runId = response.headers.get('x-agent-run-id')!
+    await app.fake.stalled()
+    const cancelled = await app.request('POST', `/chat/${runId}/cancel`)
+    assert.deepEqual(await bodyOf(cancelled), { aborted: true })
+    const frames = await sse.rest()
+    assert.deepEqual(frames.at(-1)?.data, { aborted: true })
+
+    const promoted = await app.request('POST', `/threads/${threadId}/promote`)
+    assert.deepEqual(await bodyOf(promoted), { ok: true })
+    const run = await app.manager.config.store.findRun(runId)
+    assert.include(run, { status: 'aborted', threadId })
+    const [stored] = await app.db.from('agent_threads').where('id', threadId)
+    assert.equal(stored.title, 'Draft')
+  })
+
+  test('a transient thread refuses a turn once it holds its maximum of messages', async ({
+    assert,
+  }) => {
+    const rows = {
+      countUsage: async () => {
+        throw new Error('not called')
+      },
+      countRunEnd: async () => {},
+      save: async () => {},
+    }
+    const now = new Date()
+    const thread = new TransientThread(
+      { transient: rows } as any,
+      { id: 't', actorRef: 'a', title: null, defaultAgent: null, createdAt: now, updatedAt: now },
+      2
+    )
+    const run = { threadId: 't', actorRef: 'a', agentName: 'default' }
+    await thread.createRun({ ...run, id: 'r1' })
+    await thread.appendMessage({ threadId: 't', runId: 'r1', role: 'user', content: 'one' })
+    await thread.appendMessage({ threadId: 't', runId: 'r1', role: 'assistant', content: 'A1' })
+    await thread.finishRun('r1', { status: 'done', steps: 1, model: 'm' })
+    await assert.rejects(
+      () => thread.createRun({ ...run, id: 'r2' }),
+      'This transient thread holds 2 messages: promote it to continue'
+    )
   })
 })
