@@ -2,6 +2,7 @@ import type { AgentClass, AgentOptions } from './types.ts'
 
 const AGENT = Symbol.for('atrium.agent.options')
 const SYSTEM_PROMPT = Symbol.for('atrium.agent.systemPrompt')
+const CONTRIBUTOR = Symbol.for('atrium.agent.systemPromptContributor')
 
 /**
  * Declares an agent class. List the class in `agents` of config/agent.ts.
@@ -31,6 +32,26 @@ export function systemPrompt() {
       configurable: true,
     })
   }
+}
+
+/**
+ * Marks the method of a class listed in `systemPromptContributors` that
+ * returns a section appended after every agent's system prompt (null or an
+ * empty string adds nothing). The class is made through the container.
+ */
+export function systemPromptContributor() {
+  return function (target: object, propertyKey: string | symbol) {
+    Object.defineProperty(target.constructor, CONTRIBUTOR, {
+      value: propertyKey,
+      enumerable: false,
+      configurable: true,
+    })
+  }
+}
+
+/** The `@systemPromptContributor()` method name of a class */
+export function contributorMethodOf(value: unknown): string | symbol | undefined {
+  return typeof value === 'function' ? (value as any)[CONTRIBUTOR] : undefined
 }
 
 /** The `@agent()` options of a class, or undefined for any other value */

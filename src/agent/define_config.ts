@@ -9,6 +9,7 @@ import { AgentConfigException } from './errors.ts'
 import { isLazyModel } from './model/lazy.ts'
 import { isModelPort } from './model/port.ts'
 import { resolvePricing } from './pricing/config.ts'
+import { resolveContributors } from './prompt.ts'
 import { sinks } from './sinks.ts'
 import { resolveTool } from './tools.ts'
 import type {
@@ -115,6 +116,19 @@ export const stores = {
       return store
     }
   },
+}
+
+/** `followUps`: off, `true` (3 questions) or `{ count }` from 1 to 10 */
+function resolveFollowUps(value: AgentConfigInput['followUps']) {
+  if (value === undefined || value === false) return undefined
+  if (value === true) return { count: 3 }
+  const count = typeof value === 'object' && value !== null ? value.count : undefined
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 10) {
+    throw new AgentConfigException(
+      `Invalid "followUps" in ${FILE}: expected true, false or { count } with a count from 1 to 10, received ${JSON.stringify(value)}`
+    )
+  }
+  return { count }
 }
 
 function resolveAgents(config: AgentConfigInput, maxSteps: number): ResolvedAgent[] {
@@ -301,6 +315,13 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   const dashboard = resolveDashboard(config.dashboard)
   const pricing = resolvePricing(config.pricing, FILE)
   const maxMessageLength = positiveInteger('maxMessageLength', config.maxMessageLength, 100_000)!
+  const followUps = resolveFollowUps(config.followUps)
+  const maxPageContextBytes = positiveInteger(
+    'maxPageContextBytes',
+    config.maxPageContextBytes,
+    16_384
+  )!
+  const contributors = resolveContributors(config.systemPromptContributors, FILE)
   const modelMaxRetries =
     config.modelMaxRetries === 0 ? 0 : positiveInteger('modelMaxRetries', config.modelMaxRetries, 2)
 
@@ -349,6 +370,9 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       defaultAgent,
       sse,
       maxMessageLength,
+      maxPageContextBytes,
+      contributors,
+      followUps,
       quota:
         quotaLimitTokens === undefined
           ? undefined

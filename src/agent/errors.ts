@@ -84,6 +84,42 @@ export class AgentReplayGoneException extends AtriumException {
 }
 
 /**
+ * A regenerate on a thread that holds no user message to answer again.
+ */
+export class AgentNothingToRegenerateException extends AtriumException {
+  static status = 409
+  static code = 'E_AGENT_NOTHING_TO_REGENERATE'
+
+  static message = 'This thread has no user message to answer again'
+}
+
+/**
+ * A thread that cannot take this request now: a transient thread being
+ * promoted, or one whose run is still streaming when a promote comes.
+ */
+export class AgentThreadBusyException extends AtriumException {
+  static status = 409
+  static code = 'E_AGENT_THREAD_BUSY'
+
+  constructor(message: string) {
+    super(message, { status: 409, code: 'E_AGENT_THREAD_BUSY', details: { resource: 'thread' } })
+  }
+}
+
+/**
+ * What a transient thread cannot do or hold: more threads than the actor or
+ * the process may keep, more messages than one may hold, a fork.
+ */
+export class AgentTransientThreadException extends AtriumException {
+  static status = 409
+  static code = 'E_AGENT_TRANSIENT_THREAD'
+
+  constructor(message: string) {
+    super(message, { status: 409, code: 'E_AGENT_TRANSIENT_THREAD' })
+  }
+}
+
+/**
  * The governance API refused the request: `dashboard.authorize` is missing
  * (deny by default) or said no.
  */
@@ -124,6 +160,9 @@ export const E_AGENT_FORBIDDEN = AgentForbiddenException
 export const E_AGENT_NOT_FOUND = AgentNotFoundException
 export const E_AGENT_INVALID_REQUEST = AgentInvalidRequestException
 export const E_AGENT_REPLAY_GONE = AgentReplayGoneException
+export const E_AGENT_NOTHING_TO_REGENERATE = AgentNothingToRegenerateException
+export const E_AGENT_THREAD_BUSY = AgentThreadBusyException
+export const E_AGENT_TRANSIENT_THREAD = AgentTransientThreadException
 export const E_AGENT_DASHBOARD_FORBIDDEN = AgentDashboardForbiddenException
 export const E_AGENT_ALREADY_DECIDED = AgentAlreadyDecidedException
 export const E_AGENT_NOT_IMPLEMENTED = AgentNotImplementedException

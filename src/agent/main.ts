@@ -2,7 +2,7 @@
  * Public API of `adonis-atrium/agent`.
  */
 export { defineConfig, actors, stores, defaultRolesPolicy } from './define_config.ts'
-export { agent, systemPrompt } from './decorators.ts'
+export { agent, systemPrompt, systemPromptContributor } from './decorators.ts'
 export { defineTool } from './tools.ts'
 export { AgentManager } from './manager.ts'
 export { AiSdkModel, usageFromAiSdk } from './model/ai_sdk.ts'

@@ -6,12 +6,15 @@ import {
   AgentForbiddenException,
   AgentInvalidRequestException,
   AgentNotFoundException,
+  AgentNothingToRegenerateException,
   AgentUnauthenticatedException,
 } from './errors.ts'
 import { ApprovalWaiters } from './approvals.ts'
+import { ToolCallDecisions } from './decisions.ts'
 import { RunEventLog, type RunFrame, type RunReader } from './run_log.ts'
 import { TurnRunner } from './runner.ts'
-import type { RunRow, ThreadRow, ToolCallRow } from './store/contract.ts'
+import type { RunRow, ThreadRow, ThreadStore } from './store/contract.ts'
+import { TransientThreads } from './transient/registry.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig } from './types.ts'
 
 /** A run this process is executing or recently finished */
@@ -24,9 +27,16 @@ interface LiveRun {
 
 /** What `POST /agent/chat` accepts, once validated */
 export interface ChatRequest {
-  message: string
+  /** Absent only on a regenerate, which answers the stored question */
+  message?: string
   threadId?: string
   agent?: string
+  /** Answer the thread's last user message again, dropping what followed it */
+  regenerate?: boolean
+  /** Start a thread that is kept in memory until it is promoted */
+  transient?: boolean
+  /** What the page the user is on says, sent to the model with this turn only */
+  pageContext?: Record<string, unknown>
 }
 
 /**
@@ -41,6 +51,8 @@ export class AgentManager {
   #runs = new Map<string, LiveRun>()
   #timers = new Set<NodeJS.Timeout>()
   #approvals = new ApprovalWaiters()
+  #transient: TransientThreads
+  #decisions: ToolCallDecisions
   /** Closers of the open governance `/stream` connections */
   #liveStreams = new Set<() => void>()
 
@@ -48,6 +60,8 @@ export class AgentManager {
     this.#app = app
     this.config = config
     this.#runner = new TurnRunner(app, config)
+    this.#transient = new TransientThreads(config.store)
+    this.#decisions = new ToolCallDecisions(config, this.#approvals, this.#transient)
     // Cancels and decisions taken on other instances, for the runs this one executes
     config.sink?.onControl((message) => {
       if (message.type === 'cancel') {
@@ -84,20 +98,48 @@ export class AgentManager {
     return actor
   }
 
-  /** A live thread the actor owns: 404 when unknown or deleted, 403 when another's */
+  /**
+   * A live thread the actor owns, stored or transient: 404 when unknown or
+   * deleted, 403 when another's
+   */
   async ownedThread(actor: AgentActor, threadId: string): Promise<ThreadRow> {
-    const thread = await this.config.store.findThread(threadId)
+    const thread =
+      this.#transient.get(threadId)?.thread ?? (await this.config.store.findThread(threadId))
     if (!thread) throw new AgentNotFoundException('thread')
     if (thread.actorRef !== actor.id) throw new AgentForbiddenException('thread')
     return thread
   }
 
-  /** A run the actor owns: 404 when unknown, 403 when another's */
+  /** Where a thread's rows are: the memory of a transient thread, else the store */
+  storeOf(thread: ThreadRow): ThreadStore {
+    return this.#transient.get(thread.id) ?? this.config.store
+  }
+
+  /** True for a thread kept in memory until it is promoted */
+  isTransient(thread: ThreadRow) {
+    return this.#transient.get(thread.id) !== undefined
+  }
+
+  /** A run the actor owns, stored or of a transient thread: 404 when unknown, 403 when another's */
   async ownedRun(actor: AgentActor, runId: string): Promise<RunRow> {
-    const run = await this.config.store.findRun(runId)
+    const run = (await this.config.store.findRun(runId)) ?? (await this.#transient.findRun(runId))
     if (!run) throw new AgentNotFoundException('run')
     if (run.actorRef !== actor.id) throw new AgentForbiddenException('run')
     return run
+  }
+
+  /**
+   * Writes a transient thread with everything it holds; `{ ok: false }` for
+   * a thread that is already stored (or being written by another promote).
+   */
+  async promote(actor: AgentActor, threadId: string) {
+    const thread = await this.ownedThread(actor, threadId)
+    const transient = this.#transient.get(thread.id)
+    if (!transient) return { ok: false }
+    const ok = await transient.promote()
+    if (ok) this.#transient.forget(thread.id)
+    debug('thread %s promoted: %s', thread.id, ok)
+    return { ok }
   }
 
   /**
@@ -106,28 +148,31 @@ export class AgentManager {
    */
   async startChat(actor: AgentActor, request: ChatRequest) {
     const existing = request.threadId ? await this.ownedThread(actor, request.threadId) : null
+    if (request.transient && existing && !this.isTransient(existing)) {
+      throw new AgentInvalidRequestException(
+        '"transient" starts a new thread: this thread is already stored',
+        'transient'
+      )
+    }
     // The agent is settled before anything is written: a refused chat leaves no thread
     const agent = this.#chooseAgent(request.agent, existing?.defaultAgent ?? null)
-    const thread =
-      existing ??
-      (await this.config.store.createThread({
-        actorRef: actor.id,
-        title: request.message.replace(/\s+/g, ' ').trim().slice(0, 80) || null,
-      }))
-
     const runId = randomUUID()
-    await this.config.store.createRun({
-      id: runId,
-      threadId: thread.id,
-      actorRef: actor.id,
-      agentName: agent.name,
-    })
-    await this.config.store.appendMessage({
-      threadId: thread.id,
-      runId,
-      role: 'user',
-      content: request.message,
-    })
+    const { thread, store } = existing
+      ? { thread: existing, store: this.storeOf(existing) }
+      : await this.#newThread(actor, request)
+    const run = { id: runId, threadId: thread.id, actorRef: actor.id, agentName: agent.name }
+    if (request.regenerate) {
+      await this.#truncateForRegenerate(store, thread, request.message)
+      await store.createRun(run)
+    } else {
+      await store.createRun(run)
+      await store.appendMessage({
+        threadId: thread.id,
+        runId,
+        role: 'user',
+        content: request.message!,
+      })
+    }
 
     const log = new RunEventLog(runId, actor.id, this.config.sse.maxFramesPerRun)
     log.append({ event: 'meta', data: { runId, threadId: thread.id } })
@@ -146,6 +191,8 @@ export class AgentManager {
         log,
         signal: controller.signal,
         approvals: this.#approvals,
+        store,
+        pageContext: request.pageContext,
       })
       .catch((error) => debug('run %s crashed: %s', runId, (error as Error)?.name))
       .finally(() => {
@@ -163,6 +210,40 @@ export class AgentManager {
     this.#runs.set(runId, { log, controller, threadId: thread.id, done })
     debug('run %s started (agent %s)', runId, agent.name)
     return { runId, threadId: thread.id, log }
+  }
+
+  /**
+   * Drops everything after the thread's last user message, which the new run
+   * answers. A `message` sent along must be that question: a client never
+   * believes a new question was answered when the stored one was.
+   */
+  async #truncateForRegenerate(store: ThreadStore, thread: ThreadRow, message?: string) {
+    const history = await store.listMessages(thread.id)
+    const question = history.findLast((row) => row.role === 'user')
+    if (!question) throw new AgentNothingToRegenerateException()
+    if (message !== undefined && message !== question.content) {
+      throw new AgentInvalidRequestException(
+        '"message" of a regenerate must be the thread\'s last user message, or be left out',
+        'message'
+      )
+    }
+    const firstDropped = history.find((row) => row.id > question.id)
+    if (firstDropped) await store.truncateFrom(thread.id, firstDropped.id)
+    debug('thread %s: regenerating after message %d', thread.id, question.id)
+  }
+
+  /** The thread of a chat that names none: stored, or transient when asked */
+  async #newThread(
+    actor: AgentActor,
+    request: ChatRequest
+  ): Promise<{ thread: ThreadRow; store: ThreadStore }> {
+    const title = request.message!.replace(/\s+/g, ' ').trim().slice(0, 80) || null
+    if (request.transient) {
+      const transient = this.#transient.open(actor.id, title)
+      return { thread: transient.thread, store: transient }
+    }
+    const thread = await this.config.store.createThread({ actorRef: actor.id, title })
+    return { thread, store: this.config.store }
   }
 
   /** The chat body's agent, else the thread's default, else the configured default */
@@ -243,53 +324,16 @@ export class AgentManager {
    * from the tool-call id; the first decision wins (one conditional update)
    * and any later one answers `{ ok: false }`.
    */
-  async decide(actor: AgentActor, toolCallId: string, approved: boolean, reason?: string) {
-    const rows = await this.config.store.findToolCallsById(toolCallId)
-    if (!rows.length) throw new AgentNotFoundException('tool call')
-    const owned = rows.filter((row) => row.actorRef === actor.id)
-    if (!owned.length) throw new AgentForbiddenException('tool call')
-    const pending = owned.find((row) => row.status === 'pending_approval')
-    if (!pending) return { ok: false }
-    return { ok: await this.#decide(pending, approved, reason) }
+  decide(actor: AgentActor, toolCallId: string, approved: boolean, reason?: string) {
+    return this.#decisions.decide(actor, toolCallId, approved, reason)
   }
 
   /**
    * A decision from the governance API, which its own authorization
    * guards: any actor's call. Null when no call has the id.
    */
-  async decideFromDashboard(toolCallId: string, approved: boolean, reason?: string) {
-    const rows = await this.config.store.findToolCallsById(toolCallId)
-    if (!rows.length) return null
-    const pending = rows.find((row) => row.status === 'pending_approval')
-    return pending ? this.#decide(pending, approved, reason) : false
-  }
-
-  /** One conditional update; the winner wakes the run here or on its instance */
-  async #decide(pending: ToolCallRow, approved: boolean, reason?: string) {
-    const won = await this.config.store.decideApproval(pending.id, approved, reason)
-    if (won) {
-      const woken = this.#approvals.resolve(pending.runId, pending.toolCallId, {
-        approved,
-        reason,
-      })
-      // The run waits on another instance: tell it over the sink
-      if (!woken && this.config.sink) {
-        await this.config.sink.publishDecision({
-          type: 'decision',
-          runId: pending.runId,
-          toolCallId: pending.toolCallId,
-          approved,
-          ...(reason === undefined ? {} : { reason }),
-        })
-      }
-    }
-    debug(
-      'tool call %s %s (%s)',
-      pending.toolCallId,
-      approved ? 'approved' : 'rejected',
-      won ? 'won' : 'late'
-    )
-    return won
+  decideFromDashboard(toolCallId: string, approved: boolean, reason?: string) {
+    return this.#decisions.decideFromDashboard(toolCallId, approved, reason)
   }
 
   /** Registers an open live stream to end at shutdown; returns the unregister */

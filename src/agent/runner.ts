@@ -2,10 +2,24 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
 import { publishAgentEvent } from './diagnostics.ts'
-import type { ModelMessage, ModelToolCall, TokenUsage } from './model/port.ts'
+import { buildSystemPrompt, withPageContext } from './prompt.ts'
+import { FOLLOW_UPS_SYSTEM, followUpMessages, parseFollowUps } from './follow_ups.ts'
+import type {
+  ModelMessage,
+  ModelStepEvent,
+  ModelStepRequest,
+  ModelToolCall,
+  TokenUsage,
+} from './model/port.ts'
 import { UNKNOWN_USAGE } from './model/port.ts'
 import type { RunEventLog } from './run_log.ts'
-import type { MessageRow, RunOutcome, ThreadRow } from './store/contract.ts'
+import type {
+  MessageRow,
+  RunOutcome,
+  ThreadRow,
+  ThreadStore,
+  UsageInput,
+} from './store/contract.ts'
 import { ToolExecutor } from './tool_executor.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig, ResolvedTool } from './types.ts'
 
@@ -18,6 +32,10 @@ export interface TurnRequest {
   agent: ResolvedAgent
   log: RunEventLog
   signal: AbortSignal
+  /** The thread's rows: the store, or the memory of a transient thread */
+  store: ThreadStore
+  /** The chat body's `pageContext`, for this turn only */
+  pageContext?: Record<string, unknown>
 }
 
 /**
@@ -72,17 +90,7 @@ export class TurnRunner {
   constructor(app: ApplicationService, config: ResolvedAgentConfig) {
     this.#app = app
     this.#config = config
-    this.#executor = new ToolExecutor(app, config.store, config.rolesPolicy, config.toolTimeoutMs)
-  }
-
-  /** The agent's system prompt: its `@systemPrompt()` method wins over the flat string */
-  async systemPrompt(agent: ResolvedAgent, actor: AgentActor, threadId: string) {
-    if (agent.agentClass && agent.systemPromptMethod !== undefined) {
-      const instance: any = await this.#app.container.make(agent.agentClass)
-      const prompt = await instance[agent.systemPromptMethod]({ actor, threadId })
-      return typeof prompt === 'string' ? prompt : String(prompt ?? '')
-    }
-    return agent.systemPrompt ?? ''
+    this.#executor = new ToolExecutor(app, config.rolesPolicy, config.toolTimeoutMs)
   }
 
   /** Tools of the agent's allow-list that the roles policy lets this actor use */
@@ -103,8 +111,7 @@ export class TurnRunner {
   }
 
   async run(request: TurnRequest): Promise<void> {
-    const { runId, thread, actor, agent, log, signal } = request
-    const store = this.#config.store
+    const { runId, thread, actor, agent, log, signal, store } = request
     const model = agent.model ?? this.#config.model.label
     let steps = 0
     publishAgentEvent('run.started', {
@@ -126,81 +133,56 @@ export class TurnRunner {
       })
     }
     try {
-      const system = await this.systemPrompt(agent, actor, thread.id)
+      const system = await buildSystemPrompt(this.#app, this.#config, agent, {
+        actor,
+        threadId: thread.id,
+        pageContext: request.pageContext,
+      })
       const { allowed, declared } = await this.toolsFor(agent, actor)
-      const messages = historyOf(await store.listMessages(thread.id))
+      const history = historyOf(await store.listMessages(thread.id))
+      const messages = withPageContext(history, request.pageContext)
       const tools = declared.map((tool) => ({
         name: tool.spec.name,
         description: tool.spec.description,
         inputSchema: tool.spec.inputSchema,
       }))
 
+      let answer: MessageRow | null = null
       while (steps < agent.maxSteps) {
-        const reservation = await this.#reserve(actor)
+        const reservation = await this.#reserve(store, actor)
         steps++
         let text = ''
         const calls: ModelToolCall[] = []
-        let usage: TokenUsage = UNKNOWN_USAGE
         try {
-          for await (const event of this.#config.model.streamStep({
-            system,
-            messages,
-            tools,
-            signal,
-          })) {
-            if (event.type === 'text-delta') {
-              text += event.text
-              log.append({ data: { delta: event.text } })
-            } else if (event.type === 'tool-call') {
-              calls.push({
-                toolCallId: event.toolCallId,
-                toolName: event.toolName,
-                input: event.input,
-              })
-            } else {
-              usage = event.usage
+          await this.#callModel(
+            request,
+            reservation,
+            'step',
+            steps,
+            { system, messages, tools },
+            (event) => {
+              if (event.type === 'text-delta') {
+                text += event.text
+                log.append({ data: { delta: event.text } })
+              } else {
+                calls.push({
+                  toolCallId: event.toolCallId,
+                  toolName: event.toolName,
+                  input: event.input,
+                })
+              }
             }
-          }
+          )
         } finally {
-          if (reservation) {
-            // Unknown usage is charged as the whole reservation, never as zero
-            const used = usage.known
-              ? usage.uncachedInputTokens +
-                usage.cacheReadTokens +
-                usage.cacheWriteTokens +
-                usage.outputTokens +
-                usage.reasoningTokens
-              : reservation.tokens
-            await store.settleQuota(actor.id, reservation.day, reservation.tokens, used)
-          }
-          // Usage is recorded for every model call, a failed one included
-          const recorded = await store.recordUsage({
-            ...usage,
-            runId,
-            threadId: thread.id,
-            actorRef: actor.id,
-            agentName: agent.name,
-            model,
-            kind: 'step',
-            step: steps,
-            day: today(),
-          })
-          publishAgentEvent('usage.recorded', {
-            runId,
-            model: recorded.model,
-            step: recorded.step,
-            known: recorded.known,
-            cost: recorded.cost,
-            costSource: recorded.costSource,
-          })
           if (text || calls.length) {
-            await store.appendMessage({
+            const appended = await store.appendMessage({
               threadId: thread.id,
               runId,
               role: 'assistant',
               content: text,
               toolCalls: calls,
             })
+            answer = calls.length ? null : appended
           }
         }
         messages.push({ role: 'assistant', text, toolCalls: calls })
@@ -210,8 +192,9 @@ export class TurnRunner {
         const lastStep = steps >= agent.maxSteps
         for (const call of calls) {
           const output = lastStep
-            ? await this.#skip(runId, thread.id, actor, call)
+            ? await this.#skip(store, runId, thread.id, actor, call)
             : await this.#executor.execute(call, {
+                store,
                 runId,
                 threadId: thread.id,
                 actor,
@@ -232,8 +215,12 @@ export class TurnRunner {
         messages.push({ role: 'tool', results })
       }
 
+      const followUps =
+        this.#config.followUps && answer
+          ? await this.#followUps(request, messages, answer, steps + 1)
+          : undefined
       await finish({ status: 'done' })
-      log.append({ event: 'done', data: {} })
+      log.append({ event: 'done', data: followUps ? { followUps } : {} })
       debug('run %s done after %d step(s)', runId, steps)
     } catch (error) {
       if (error instanceof QuotaExceededError) {
@@ -258,30 +245,117 @@ export class TurnRunner {
   }
 
   /**
+   * One model call: streams its events to `onEvent`, then releases the
+   * quota hold, charges what it used and writes its priced usage row, a
+   * failed call included.
+   */
+  async #callModel(
+    turn: TurnRequest,
+    reservation: { day: string; tokens: number } | null,
+    kind: UsageInput['kind'],
+    step: number,
+    request: Omit<ModelStepRequest, 'signal'>,
+    onEvent: (event: Exclude<ModelStepEvent, { type: 'finish' }>) => void
+  ) {
+    const { runId, thread, actor, agent, store } = turn
+    let usage: TokenUsage = UNKNOWN_USAGE
+    try {
+      for await (const event of this.#config.model.streamStep({
+        ...request,
+        signal: turn.signal,
+      })) {
+        if (event.type === 'finish') usage = event.usage
+        else onEvent(event)
+      }
+    } finally {
+      if (reservation) {
+        // Unknown usage is charged as the whole reservation, never as zero
+        const used = usage.known
+          ? usage.uncachedInputTokens +
+            usage.cacheReadTokens +
+            usage.cacheWriteTokens +
+            usage.outputTokens +
+            usage.reasoningTokens
+          : reservation.tokens
+        await store.settleQuota(actor.id, reservation.day, reservation.tokens, used)
+      }
+      const recorded = await store.recordUsage({
+        ...usage,
+        runId,
+        threadId: thread.id,
+        actorRef: actor.id,
+        agentName: agent.name,
+        model: agent.model ?? this.#config.model.label,
+        kind,
+        step,
+        day: today(),
+      })
+      publishAgentEvent('usage.recorded', {
+        runId,
+        model: recorded.model,
+        step: recorded.step,
+        known: recorded.known,
+        cost: recorded.cost,
+        costSource: recorded.costSource,
+      })
+    }
+  }
+
+  /**
+   * The extra call proposing follow-up questions, stored on the answer. It
+   * never fails the turn, whose answer is already delivered: a quota that
+   * cannot hold it or a failed call leaves an empty list. A cancel still
+   * aborts the run.
+   */
+  async #followUps(turn: TurnRequest, history: ModelMessage[], answer: MessageRow, step: number) {
+    const count = this.#config.followUps!.count
+    let followUps: string[] = []
+    try {
+      const reservation = await this.#reserve(turn.store, turn.actor)
+      let text = ''
+      const request = {
+        system: FOLLOW_UPS_SYSTEM,
+        messages: followUpMessages(history, count),
+        tools: [],
+      }
+      await this.#callModel(turn, reservation, 'follow_ups', step, request, (event) => {
+        if (event.type === 'text-delta') text += event.text
+      })
+      followUps = parseFollowUps(text, count)
+    } catch (error) {
+      if (turn.signal.aborted) throw error
+      debug('run %s: no follow-ups (%s)', turn.runId, (error as Error)?.name)
+    }
+    await turn.store.setFollowUps(answer.id, followUps)
+    return followUps
+  }
+
+  /**
    * Holds the reservation of one model call, or throws when the budget
    * cannot; null when quotas are off.
    */
-  async #reserve(actor: AgentActor) {
+  async #reserve(store: ThreadStore, actor: AgentActor) {
     const quota = this.#config.quota
     if (!quota) return null
     const day = today()
-    const held = await this.#config.store.reserveQuota(
-      actor.id,
-      day,
-      quota.reserveTokens,
-      quota.limitTokens
-    )
+    const held = await store.reserveQuota(actor.id, day, quota.reserveTokens, quota.limitTokens)
     if (!held) throw new QuotaExceededError()
     return { day, tokens: quota.reserveTokens }
   }
 
   /** The step limit was reached: the call is recorded as skipped and never runs */
-  async #skip(runId: string, threadId: string, actor: AgentActor, call: ModelToolCall) {
+  async #skip(
+    store: ThreadStore,
+    runId: string,
+    threadId: string,
+    actor: AgentActor,
+    call: ModelToolCall
+  ) {
     const output = {
       error: 'max_steps',
       message: 'The step limit was reached before this tool could run',
     }
-    const claim = await this.#config.store.claimToolCall({
+    const claim = await store.claimToolCall({
       runId,
       threadId,
       actorRef: actor.id,
@@ -291,7 +365,7 @@ export class TurnRunner {
       status: 'skipped',
     })
     if (claim.claimed) {
-      await this.#config.store.finishToolCall(runId, call.toolCallId, {
+      await store.finishToolCall(runId, call.toolCallId, {
         status: 'skipped',
         output,
         errorCode: 'max_steps',

@@ -3,12 +3,14 @@ import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
 import { publishAgentEvent } from './diagnostics.ts'
 import type { ModelToolCall } from './model/port.ts'
-import type { AgentStore } from './store/contract.ts'
+import type { ThreadStore } from './store/contract.ts'
 import { ToolInputError, validateToolInput } from './tools.ts'
 import type { AgentActor, ResolvedTool, RolesPolicy } from './types.ts'
 
 /** Where a tool call runs: its run, thread and caller */
 export interface ToolCallScope {
+  /** The thread's rows: the store, or the memory of a transient thread */
+  store: ThreadStore
   runId: string
   threadId: string
   actor: AgentActor
@@ -40,25 +42,18 @@ function toJson(value: unknown): unknown {
  */
 export class ToolExecutor {
   #app: ApplicationService
-  #store: AgentStore
   #policy: RolesPolicy
   #timeoutMs?: number
 
-  constructor(
-    app: ApplicationService,
-    store: AgentStore,
-    policy: RolesPolicy,
-    timeoutMs: number | undefined
-  ) {
+  constructor(app: ApplicationService, policy: RolesPolicy, timeoutMs: number | undefined) {
     this.#app = app
-    this.#store = store
     this.#policy = policy
     this.#timeoutMs = timeoutMs
   }
 
   /** The decision already recorded on a call, or null while it is pending */
-  async #storedDecision(runId: string, toolCallId: string) {
-    const rows = await this.#store.findToolCallsById(toolCallId)
+  async #storedDecision(store: ThreadStore, runId: string, toolCallId: string) {
+    const rows = await store.findToolCallsById(toolCallId)
     const row = rows.find((candidate) => candidate.runId === runId)
     if (row?.status === 'approved') return { approved: true }
     if (row?.status !== 'rejected') return null
@@ -68,7 +63,7 @@ export class ToolExecutor {
 
   /** Executes one call and returns what the model receives as its result */
   async execute(call: ModelToolCall, scope: ToolCallScope): Promise<unknown> {
-    const claim = await this.#store.claimToolCall({
+    const claim = await scope.store.claimToolCall({
       runId: scope.runId,
       threadId: scope.threadId,
       actorRef: scope.actor.id,
@@ -89,7 +84,7 @@ export class ToolExecutor {
       errorCode: string | null,
       executionMs: number | null = null
     ) => {
-      await this.#store.finishToolCall(scope.runId, call.toolCallId, {
+      await scope.store.finishToolCall(scope.runId, call.toolCallId, {
         status,
         output,
         errorCode,
@@ -140,14 +135,14 @@ export class ToolExecutor {
 
     if (tool.spec.requiresApproval) {
       // The row says pending_approval before any client can learn of the call
-      await this.#store.markPendingApproval(scope.runId, call.toolCallId)
+      await scope.store.markPendingApproval(scope.runId, call.toolCallId)
       scope.announce({ toolCallId: call.toolCallId, toolName: tool.spec.name, input })
       let decision
       try {
         const waiting = scope.approvals.wait(scope.runId, call.toolCallId, scope.signal)
         waiting.catch(() => {})
         // A decision taken before this wait began (on another instance) is already stored
-        const stored = await this.#storedDecision(scope.runId, call.toolCallId)
+        const stored = await this.#storedDecision(scope.store, scope.runId, call.toolCallId)
         if (stored) scope.approvals.resolve(scope.runId, call.toolCallId, stored)
         decision = await waiting
       } catch (error) {

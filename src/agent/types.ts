@@ -80,6 +80,23 @@ export interface AgentOptions {
   tools?: string[]
 }
 
+/** What a system prompt contributor is told about the turn */
+export interface SystemPromptContext {
+  actor: AgentActor
+  threadId: string
+  agentName: string
+  /** The chat body's `pageContext` (client data: trust it only as far as the client) */
+  pageContext?: Record<string, unknown>
+}
+
+/** A function returning a system prompt section; null or '' adds nothing */
+export type SystemPromptContributorFn = (
+  context: SystemPromptContext
+) => string | null | undefined | Promise<string | null | undefined>
+
+/** A contributor: a function, or a class with a `@systemPromptContributor()` method */
+export type SystemPromptContributor = SystemPromptContributorFn | (new (...args: any[]) => object)
+
 /** A class decorated with `@agent()` */
 export type AgentClass = new (...args: any[]) => object
 
@@ -195,6 +212,16 @@ export interface AgentConfigInput {
   }
   /** Longest accepted chat `message`, in characters (100 000) */
   maxMessageLength?: number
+  /** Largest accepted chat `pageContext`, in bytes of its JSON (16 384) */
+  maxPageContextBytes?: number
+  /** Sections appended after every agent's system prompt, in this order */
+  systemPromptContributors?: SystemPromptContributor[]
+  /**
+   * One extra model call after each answer proposing follow-up questions,
+   * stored on the assistant message and recorded as a `follow_ups` usage
+   * row; `true` means 3
+   */
+  followUps?: boolean | { count: number }
   /** Retries of a failed model call by the AI SDK (2) */
   modelMaxRetries?: number
 }
@@ -237,6 +264,11 @@ export interface ResolvedAgentConfig {
   defaultAgent: string
   sse: { heartbeatMs: number; maxFramesPerRun: number; retainFinishedMs: number }
   maxMessageLength: number
+  maxPageContextBytes: number
+  /** Called in order for every turn; each returns a section of the system prompt */
+  contributors: Array<(context: SystemPromptContext, app: ApplicationService) => Promise<string>>
+  /** Follow-up questions after each answer; undefined when off */
+  followUps?: { count: number }
   quota?: { limitTokens: number; reserveTokens: number }
   dashboard?: {
     path: string

@@ -151,7 +151,7 @@ test.group('Agent threads and catalog', () => {
       [{ message: 'x'.repeat(100_001) }, 'message'],
       [{ message: 'hi', threadId: 42 }, 'threadId'],
       [{ message: 'hi', agent: 'nobody' }, 'agent'],
-      [{ message: 'hi', regenerate: true }, 'regenerate'],
+      [{ message: 'hi', regenerate: true }, 'threadId'],
       [{ message: 'hi', attachments: [] }, 'attachments'],
     ] as const) {
       const response = await request('POST', '/chat', ALICE, body)

@@ -1,5 +1,9 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { AgentNotFoundException, AgentReplayGoneException } from '../errors.ts'
+import {
+  AgentNotFoundException,
+  AgentReplayGoneException,
+  AgentTransientThreadException,
+} from '../errors.ts'
 import type { AgentManager } from '../manager.ts'
 import { today } from '../runner.ts'
 import type { RunRow, ThreadRow } from '../store/contract.ts'
@@ -54,7 +58,7 @@ function terminalFrame(run: RunRow) {
 export async function chat(ctx: HttpContext) {
   const agents = await manager(ctx)
   const actor = await agents.actor(ctx)
-  const request = parseChatRequest(ctx.request.body(), agents.config.maxMessageLength)
+  const request = parseChatRequest(ctx.request.body(), agents.config)
   const { runId, threadId, log } = await agents.startChat(actor, request)
   await streamRunLog(ctx, log, {
     after: 0,
@@ -115,9 +119,10 @@ export async function showThread(ctx: HttpContext) {
   const agents = await manager(ctx)
   const actor = await agents.actor(ctx)
   const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
-  const messages = await agents.config.store.listMessages(thread.id)
+  const messages = await agents.storeOf(thread).listMessages(thread.id)
   return {
     ...summary(thread),
+    ...(agents.isTransient(thread) ? { transient: true } : {}),
     messages: messages.map((message) => ({
       id: message.id,
       runId: message.runId,
@@ -125,6 +130,7 @@ export async function showThread(ctx: HttpContext) {
       content: message.content,
       ...(message.toolCalls ? { toolCalls: message.toolCalls } : {}),
       ...(message.toolResults ? { toolResults: message.toolResults } : {}),
+      ...(message.followUps ? { followUps: message.followUps } : {}),
       createdAt: message.createdAt?.toISOString() ?? null,
     })),
   }
@@ -139,7 +145,7 @@ export async function updateThread(ctx: HttpContext) {
     ctx.request.body(),
     agents.config.agents.map((agent) => agent.name)
   )
-  await agents.config.store.updateThread(thread.id, patch)
+  await agents.storeOf(thread).updateThread(thread.id, patch)
   return { ok: true }
 }
 
@@ -148,7 +154,7 @@ export async function deleteThread(ctx: HttpContext) {
   const agents = await manager(ctx)
   const actor = await agents.actor(ctx)
   const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
-  await agents.config.store.softDeleteThread(thread.id)
+  await agents.storeOf(thread).softDeleteThread(thread.id)
   return { ok: true }
 }
 
@@ -157,6 +163,9 @@ export async function forkThread(ctx: HttpContext) {
   const agents = await manager(ctx)
   const actor = await agents.actor(ctx)
   const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
+  if (agents.isTransient(thread)) {
+    throw new AgentTransientThreadException('Promote this transient thread before forking it')
+  }
   const forked = await agents.config.store.forkFrom(thread, parseMessageId(ctx.params.messageId))
   if (!forked) throw new AgentNotFoundException('message')
   return summary(forked)
@@ -167,12 +176,18 @@ export async function truncateThread(ctx: HttpContext) {
   const agents = await manager(ctx)
   const actor = await agents.actor(ctx)
   const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
-  const truncated = await agents.config.store.truncateFrom(
-    thread.id,
-    parseMessageId(ctx.params.messageId)
-  )
+  const truncated = await agents
+    .storeOf(thread)
+    .truncateFrom(thread.id, parseMessageId(ctx.params.messageId))
   if (!truncated) throw new AgentNotFoundException('message')
   return { ok: true }
+}
+
+/** `POST /agent/threads/:id/promote`: writes a transient thread with everything it holds */
+export async function promoteThread(ctx: HttpContext) {
+  const agents = await manager(ctx)
+  const actor = await agents.actor(ctx)
+  return agents.promote(actor, parseId(ctx.params.id, 'thread'))
 }
 
 /** `POST /agent/tool-call/approve` */

@@ -11,35 +11,70 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * Validates a `POST /agent/chat` body. Fields of the spec this version does
  * not serve yet are refused by name rather than ignored.
  */
-export function parseChatRequest(body: unknown, maxMessageLength: number): ChatRequest {
+export function parseChatRequest(
+  body: unknown,
+  limits: { maxMessageLength: number; maxPageContextBytes: number }
+): ChatRequest {
+  const { maxMessageLength, maxPageContextBytes } = limits
   if (!isObject(body)) {
     throw new AgentInvalidRequestException('Expected a JSON object body')
   }
-  const { message, threadId, agent } = body
-  if (typeof message !== 'string' || !message.trim()) {
-    throw new AgentInvalidRequestException('"message" must be a non-empty string', 'message')
+  const { message, threadId, agent, regenerate, transient, pageContext } = body
+  if (regenerate !== undefined && typeof regenerate !== 'boolean') {
+    throw new AgentInvalidRequestException('"regenerate" must be a boolean', 'regenerate')
   }
-  if (message.length > maxMessageLength) {
-    throw new AgentInvalidRequestException(
-      `"message" is longer than ${maxMessageLength} characters`,
-      'message'
-    )
+  if (transient !== undefined && typeof transient !== 'boolean') {
+    throw new AgentInvalidRequestException('"transient" must be a boolean', 'transient')
+  }
+  // A regenerate answers the thread's stored question: its text may be left out
+  if (!(regenerate === true && message === undefined)) {
+    if (typeof message !== 'string' || !message.trim()) {
+      throw new AgentInvalidRequestException('"message" must be a non-empty string', 'message')
+    }
+    if (message.length > maxMessageLength) {
+      throw new AgentInvalidRequestException(
+        `"message" is longer than ${maxMessageLength} characters`,
+        'message'
+      )
+    }
   }
   if (threadId !== undefined && (typeof threadId !== 'string' || !ID.test(threadId))) {
     throw new AgentInvalidRequestException('"threadId" must be a thread id', 'threadId')
   }
+  if (regenerate === true && threadId === undefined) {
+    throw new AgentInvalidRequestException(
+      '"regenerate" needs the "threadId" of the thread whose last answer is regenerated',
+      'threadId'
+    )
+  }
   if (agent !== undefined && (typeof agent !== 'string' || agent.length > 100)) {
     throw new AgentInvalidRequestException('"agent" must be an agent name', 'agent')
   }
-  for (const field of ['attachments', 'pageContext', 'regenerate', 'transient']) {
-    if (body[field] !== undefined && body[field] !== false) {
+  if (pageContext !== undefined && pageContext !== null) {
+    if (!isObject(pageContext)) {
+      throw new AgentInvalidRequestException('"pageContext" must be a JSON object', 'pageContext')
+    }
+    if (Buffer.byteLength(JSON.stringify(pageContext)) > maxPageContextBytes) {
       throw new AgentInvalidRequestException(
-        `"${field}" is not supported by this version of the agent gateway`,
-        field
+        `"pageContext" is larger than ${maxPageContextBytes} bytes of JSON`,
+        'pageContext'
       )
     }
   }
-  return { message, threadId: threadId as string | undefined, agent: agent as string | undefined }
+  if (body.attachments !== undefined && body.attachments !== false) {
+    throw new AgentInvalidRequestException(
+      '"attachments" is not supported by this version of the agent gateway',
+      'attachments'
+    )
+  }
+  return {
+    message: message as string | undefined,
+    threadId: threadId as string | undefined,
+    agent: agent as string | undefined,
+    regenerate: regenerate === true,
+    transient: transient === true,
+    pageContext: isObject(pageContext) ? pageContext : undefined,
+  }
 }
 
 /** `PATCH /agent/threads/:id`: `defaultAgent` changes only when the key is present */

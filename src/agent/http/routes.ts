@@ -40,6 +40,7 @@ export function registerAgentRoutes(
       router.patch('threads/:id', controllers.updateThread).as('threads.update')
       router.delete('threads/:id', controllers.deleteThread).as('threads.destroy')
       router.post('threads/:id/fork-from/:messageId', controllers.forkThread).as('threads.fork')
+      router.post('threads/:id/promote', controllers.promoteThread).as('threads.promote')
       router
         .delete('threads/:id/from/:messageId', controllers.truncateThread)
         .as('threads.truncate')

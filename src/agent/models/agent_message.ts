@@ -29,6 +29,10 @@ export default class AgentMessage extends BaseModel {
   @column(jsonColumn)
   declare toolResults: Array<{ toolCallId: string; toolName: string; output: unknown }> | null
 
+  /** Follow-up questions proposed after this answer (`followUps` in config/agent.ts) */
+  @column(jsonColumn)
+  declare followUps: string[] | null
+
   @column({ consume: consumeDate })
   declare createdAt: Date
 }

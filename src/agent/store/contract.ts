@@ -55,6 +55,8 @@ export interface MessageRow {
   content: string
   toolCalls: ModelToolCall[] | null
   toolResults: Array<{ toolCallId: string; toolName: string; output: unknown }> | null
+  /** Follow-up questions proposed after an answer, when `followUps` is on */
+  followUps: string[] | null
   createdAt: Date | null
 }
 
@@ -106,7 +108,8 @@ export interface UsageInput extends TokenUsage {
   actorRef: string
   agentName: string
   model: string
-  kind: 'step'
+  /** A step of the turn, or the extra call proposing follow-up questions */
+  kind: 'step' | 'follow_ups'
   step: number
   day: string
 }
@@ -129,6 +132,45 @@ export interface RunOutcome {
   model: string
 }
 
+/** A tool call as a transient thread keeps it, with the times its row will carry */
+export interface TransientToolCall extends ToolCallRow {
+  createdAt: Date
+  updatedAt: Date
+}
+
+/** A priced model call of a transient thread, with the time its row will carry */
+export interface TransientUsage extends UsageRow {
+  createdAt: Date
+}
+
+/** Everything a transient thread holds, written at once when it is promoted */
+export interface TransientSnapshot {
+  thread: ThreadRow
+  messages: MessageRow[]
+  runs: RunRow[]
+  toolCalls: TransientToolCall[]
+  usage: TransientUsage[]
+}
+
+/**
+ * What transient threads need of a store: their model calls and run ends
+ * counted in the daily rollups without rows, and one write at promote.
+ */
+export interface TransientThreadStore {
+  /** Prices a model call and adds it to its daily rollup; no usage row is written */
+  countUsage(row: UsageInput): Promise<UsageRow>
+  /** Counts a run's end in the rollup of today; no run row is written */
+  countRunEnd(
+    key: { actorRef: string; agentName: string; model: string },
+    status: RunOutcome['status']
+  ): Promise<void>
+  /**
+   * Writes the thread, its runs, messages, tool calls and usage rows in one
+   * transaction, adding nothing to the rollups (they were counted already)
+   */
+  save(snapshot: TransientSnapshot): Promise<void>
+}
+
 /**
  * Persistence of the gateway. The Lucid store (`stores.lucid()`) is the one
  * shipped; the interface is what another backend implements.
@@ -140,6 +182,8 @@ export interface AgentStore {
   insights?: InsightQueries
   /** Model prices; without them `/pricing` answers 501 and usage is recorded unpriced */
   pricing?: PricingStore
+  /** Transient threads; without it a `transient` chat answers 501 */
+  transient?: TransientThreadStore
   createThread(input: { actorRef: string; title: string | null }): Promise<ThreadRow>
   /** A live (not deleted) thread, or null */
   findThread(id: string): Promise<ThreadRow | null>
@@ -155,9 +199,11 @@ export interface AgentStore {
   forkFrom(source: ThreadRow, messageId: number): Promise<ThreadRow | null>
 
   appendMessage(
-    input: Omit<MessageRow, 'id' | 'createdAt' | 'toolCalls' | 'toolResults'> &
+    input: Omit<MessageRow, 'id' | 'createdAt' | 'toolCalls' | 'toolResults' | 'followUps'> &
       Partial<Pick<MessageRow, 'toolCalls' | 'toolResults'>>
   ): Promise<MessageRow>
+  /** Stores the follow-up questions proposed after an assistant message */
+  setFollowUps(messageId: number, followUps: string[]): Promise<void>
   listMessages(threadId: string): Promise<MessageRow[]>
 
   createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>): Promise<void>
@@ -219,3 +265,31 @@ export interface AgentStore {
   /** Checks at boot that the tables exist, naming the migration to run */
   assertReady(): Promise<void>
 }
+
+/**
+ * The operations on one thread's rows a turn and the thread routes use. The
+ * Lucid store provides them for stored threads; a transient thread keeps
+ * them in memory until it is promoted.
+ */
+export type ThreadStore = Pick<
+  AgentStore,
+  | 'updateThread'
+  | 'softDeleteThread'
+  | 'truncateFrom'
+  | 'appendMessage'
+  | 'setFollowUps'
+  | 'listMessages'
+  | 'createRun'
+  | 'finishRun'
+  | 'findRun'
+  | 'claimToolCall'
+  | 'finishToolCall'
+  | 'listToolCalls'
+  | 'markPendingApproval'
+  | 'findToolCallsById'
+  | 'decideApproval'
+  | 'recordUsage'
+  | 'listUsage'
+  | 'reserveQuota'
+  | 'settleQuota'
+>

@@ -5,6 +5,7 @@ import { AgentConfigException } from '../errors.ts'
 import { AGENT_TABLES, json, message, run, thread, toolCall } from './lucid_rows.ts'
 import { UsageLedger } from './lucid_ledger.ts'
 import { LucidPricingStore } from './lucid_pricing.ts'
+import { LucidTransientThreads } from './lucid_transient.ts'
 import type {
   AgentStore,
   GovernanceQueries,
@@ -31,12 +32,14 @@ export class LucidAgentStore implements AgentStore {
   governance?: GovernanceQueries
   insights?: InsightQueries
   pricing: LucidPricingStore
+  transient: LucidTransientThreads
 
   constructor(db: Database, connection?: string) {
     this.#db = db
     this.#connection = connection
     this.pricing = new LucidPricingStore(() => this.#client)
     this.#ledger = new UsageLedger(() => this.#client, this.pricing)
+    this.transient = new LucidTransientThreads(() => this.#client, this.#ledger)
   }
 
   get #client(): QueryClientContract {
@@ -150,6 +153,7 @@ export class LucidAgentStore implements AgentStore {
             content: row.content,
             tool_calls: row.tool_calls,
             tool_results: row.tool_results,
+            follow_ups: row.follow_ups,
             created_at: row.created_at,
           }))
         )
@@ -185,8 +189,16 @@ export class LucidAgentStore implements AgentStore {
       content: input.content,
       toolCalls: input.toolCalls ?? null,
       toolResults: input.toolResults ?? null,
+      followUps: null,
       createdAt,
     }
+  }
+
+  async setFollowUps(messageId: number, followUps: string[]) {
+    await this.#client
+      .from(AGENT_TABLES.messages)
+      .where('id', messageId)
+      .update({ follow_ups: json(followUps) })
   }
 
   async listMessages(threadId: string) {

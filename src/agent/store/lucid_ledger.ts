@@ -98,6 +98,45 @@ async function inTransaction<Result>(
   }
 }
 
+/** The columns of an `agent_usage` row */
+export function usageColumns(row: UsageRow, createdAt: Date) {
+  return {
+    run_id: row.runId,
+    thread_id: row.threadId,
+    actor_ref: row.actorRef,
+    agent_name: row.agentName,
+    model: row.model,
+    kind: row.kind,
+    step: row.step,
+    usage_known: row.known,
+    uncached_input_tokens: row.uncachedInputTokens,
+    cache_read_tokens: row.cacheReadTokens,
+    cache_write_tokens: row.cacheWriteTokens,
+    output_tokens: row.outputTokens,
+    reasoning_tokens: row.reasoningTokens,
+    price_id: row.priceId,
+    cost: row.cost,
+    cost_source: row.costSource,
+    day: row.day,
+    created_at: createdAt,
+  }
+}
+
+/** Adds one priced model call to its rollup */
+function addUsageToRollup(client: QueryClientContract, row: UsageRow) {
+  return addToRollup(client, row, {
+    model_calls: 1,
+    unknown_usage_calls: row.known ? 0 : 1,
+    unpriced_calls: row.costSource === 'unpriced' ? 1 : 0,
+    uncached_input_tokens: row.uncachedInputTokens,
+    cache_read_tokens: row.cacheReadTokens,
+    cache_write_tokens: row.cacheWriteTokens,
+    output_tokens: row.outputTokens,
+    reasoning_tokens: row.reasoningTokens,
+    cost: row.cost,
+  })
+}
+
 function usageRow(row: any): UsageRow {
   return {
     runId: row.run_id,
@@ -138,57 +177,57 @@ export class UsageLedger {
     await this.#pricing.ensureSeeded()
     const createdAt = new Date()
     return inTransaction(this.#connect(), async (trx) => {
-      const price = await this.#pricing.priceAt(trx, input.model, createdAt)
-      const reported = input.reportedCost
-      const row: UsageRow = {
-        ...input,
-        model: input.model.slice(0, 191),
-        priceId: null,
-        cost: 0,
-        costSource: 'unpriced',
-      }
-      delete row.reportedCost
-      if (typeof reported === 'number' && Number.isSafeInteger(reported) && reported >= 0) {
-        row.cost = reported
-        row.costSource = 'reported'
-      } else if (price) {
-        row.priceId = price.id
-        row.cost = costOf(input, price)
-        row.costSource = 'estimated'
-      }
-      await trx.insertQuery().table(AGENT_TABLES.usage).insert({
-        run_id: row.runId,
-        thread_id: row.threadId,
-        actor_ref: row.actorRef,
-        agent_name: row.agentName,
-        model: row.model,
-        kind: row.kind,
-        step: row.step,
-        usage_known: row.known,
-        uncached_input_tokens: row.uncachedInputTokens,
-        cache_read_tokens: row.cacheReadTokens,
-        cache_write_tokens: row.cacheWriteTokens,
-        output_tokens: row.outputTokens,
-        reasoning_tokens: row.reasoningTokens,
-        price_id: row.priceId,
-        cost: row.cost,
-        cost_source: row.costSource,
-        day: row.day,
-        created_at: createdAt,
-      })
-      await addToRollup(trx, row, {
-        model_calls: 1,
-        unknown_usage_calls: row.known ? 0 : 1,
-        unpriced_calls: row.costSource === 'unpriced' ? 1 : 0,
-        uncached_input_tokens: row.uncachedInputTokens,
-        cache_read_tokens: row.cacheReadTokens,
-        cache_write_tokens: row.cacheWriteTokens,
-        output_tokens: row.outputTokens,
-        reasoning_tokens: row.reasoningTokens,
-        cost: row.cost,
-      })
+      const row = await this.#price(trx, input, createdAt)
+      await trx.insertQuery().table(AGENT_TABLES.usage).insert(usageColumns(row, createdAt))
+      await addUsageToRollup(trx, row)
       return row
     })
+  }
+
+  /** Prices a model call and adds it to its rollup without a usage row (transient threads) */
+  async countUsage(input: UsageInput): Promise<UsageRow> {
+    await this.#pricing.ensureSeeded()
+    const createdAt = new Date()
+    return inTransaction(this.#connect(), async (trx) => {
+      const row = await this.#price(trx, input, createdAt)
+      await addUsageToRollup(trx, row)
+      return row
+    })
+  }
+
+  /** Counts a run's end in today's rollup without a run row (transient threads) */
+  async countRunEnd(
+    key: { actorRef: string; agentName: string; model: string },
+    status: RunOutcome['status']
+  ) {
+    await addToRollup(
+      this.#connect(),
+      { ...key, day: new Date().toISOString().slice(0, 10) },
+      { [RUN_COUNTER[status]]: 1 }
+    )
+  }
+
+  /** The usage row of a call: the provider's reported cost, else the price in effect */
+  async #price(trx: TransactionClientContract, input: UsageInput, at: Date): Promise<UsageRow> {
+    const price = await this.#pricing.priceAt(trx, input.model, at)
+    const reported = input.reportedCost
+    const row: UsageRow = {
+      ...input,
+      model: input.model.slice(0, 191),
+      priceId: null,
+      cost: 0,
+      costSource: 'unpriced',
+    }
+    delete row.reportedCost
+    if (typeof reported === 'number' && Number.isSafeInteger(reported) && reported >= 0) {
+      row.cost = reported
+      row.costSource = 'reported'
+    } else if (price) {
+      row.priceId = price.id
+      row.cost = costOf(input, price)
+      row.costSource = 'estimated'
+    }
+    return row
   }
 
   /** Ends a running run with its duration and counts it in the rollup of its end day */

@@ -82,6 +82,7 @@ export function message(row: any): MessageRow {
     content: row.content,
     toolCalls: parse(row.tool_calls),
     toolResults: parse(row.tool_results),
+    followUps: parse(row.follow_ups),
     createdAt: toDate(row.created_at),
   }
 }
