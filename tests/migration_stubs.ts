@@ -22,7 +22,7 @@ export const MIGRATION_STUBS = {
     'billing_audit_events',
   ],
   collaboration: ['collaboration'],
-  console: ['console_entries'],
+  console: ['console_entries', 'console_rollups'],
   agent: [
     'agent_threads',
     'agent_messages',

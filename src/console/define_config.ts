@@ -136,6 +136,10 @@ function resolvePrune(options: ConsoleConfig['prune'] = {}): ResolvedPrune {
     after: options.after === undefined ? undefined : durationMs(options.after, 'prune.after'),
     perType,
     maxRows,
+    rollupsAfter:
+      options.rollupsAfter === undefined
+        ? undefined
+        : durationMs(options.rollupsAfter, 'prune.rollupsAfter'),
     batchSize: Math.max(1, positiveInteger(options.batchSize, 'prune.batchSize', 1000)),
     maxBatchesPerCycle: Math.max(
       1,

@@ -81,6 +81,11 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
     ready: true,
   }
   if (!storage.ready) problems.push(`storage: ${storage.problem ?? 'entries cannot be written'}`)
+  if (storage.ready && storage.rollups === false) {
+    problems.push(
+      'storage: table "console_rollups" is missing, so the health page shows no traffic: run "node ace configure adonis-atrium" to publish the console_rollups migration, then "node ace migration:run"'
+    )
+  }
   if (storage.driver === 'memory' && app.inProduction) {
     warnings.push('storage is stores.memory(): entries are lost on every restart')
   }

@@ -122,6 +122,8 @@ export interface PruneOptions {
   perType?: Partial<Record<EntryType, Duration>>
   /** Newest rows kept per type (one number for all, or per type) */
   maxRows?: number | Partial<Record<EntryType, number>>
+  /** Age of the per-minute rollups to delete; the `request` cutoff by default */
+  rollupsAfter?: Duration
   batchSize?: number
   maxBatchesPerCycle?: number
   batchPauseMs?: number
@@ -184,6 +186,7 @@ export interface ResolvedPrune {
   after?: number
   perType: Partial<Record<EntryType, number>>
   maxRows: Partial<Record<EntryType, number>>
+  rollupsAfter?: number
   batchSize: number
   maxBatchesPerCycle: number
   batchPauseMs: number

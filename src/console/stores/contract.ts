@@ -1,3 +1,4 @@
+import type { RouteMinute } from '../rollups/route_minute.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
 
 /** Filters of a list request; every field optional */
@@ -23,8 +24,8 @@ export interface EntryPage {
   nextCursor: string | null
 }
 
-/** What one prune deleted per type */
-export type PruneResult = Partial<Record<EntryType, number>>
+/** What one prune deleted per type, and rollup rows under `rollups` */
+export type PruneResult = Partial<Record<EntryType | 'rollups', number>>
 
 /** One bounded delete step, so a prune can pause between batches */
 export interface PruneStep {
@@ -48,6 +49,8 @@ export interface StoreDescription {
   ready: boolean
   /** Why it is not ready, and the fix */
   problem?: string
+  /** False when `console_rollups` is missing: entries are written, the health page has no traffic */
+  rollups?: boolean
 }
 
 /**
@@ -55,8 +58,15 @@ export interface StoreDescription {
  * `storage` in config/console.ts.
  */
 export interface ConsoleStore {
-  /** Writes a flush's entries at once (one transaction), or throws */
+  /**
+   * Writes a flush's entries and adds their per-minute route rollups at once
+   * (one transaction), or throws
+   */
   write(entries: ConsoleEntry[]): Promise<void>
+  /** Rollup rows of the minutes from `fromMinute` (included) to `toMinute` (excluded), Unix ms */
+  rollups(fromMinute: number, toMinute: number): Promise<RouteMinute[]>
+  /** Deletes at most `limit` rollup rows of minutes before `beforeMinute`; returns how many */
+  deleteRollupsBefore(beforeMinute: number, limit: number): Promise<number>
   list(query: EntryListQuery): Promise<EntryPage>
   find(id: string): Promise<ConsoleEntry | null>
   /** Every entry of one batch, oldest first */

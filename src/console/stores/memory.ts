@@ -1,3 +1,10 @@
+import {
+  addRollup,
+  compareRollups,
+  rollupKey,
+  rollupsOf,
+  type RouteMinute,
+} from '../rollups/route_minute.ts'
 import type { ConsoleEntry, EntryType } from '../types.ts'
 import type {
   ConsoleStore,
@@ -12,6 +19,7 @@ import type {
  */
 export class MemoryConsoleStore implements ConsoleStore {
   #entries = new Map<string, ConsoleEntry>()
+  #rollups = new Map<string, RouteMinute>()
 
   async describe(): Promise<StoreDescription> {
     return { driver: 'memory', ready: true }
@@ -19,6 +27,27 @@ export class MemoryConsoleStore implements ConsoleStore {
 
   async write(entries: ConsoleEntry[]) {
     for (const entry of entries) this.#entries.set(entry.id, structuredClone(entry))
+    for (const row of rollupsOf(entries)) {
+      const key = rollupKey(row)
+      const stored = this.#rollups.get(key)
+      this.#rollups.set(key, stored ? addRollup(stored, row) : row)
+    }
+  }
+
+  async rollups(fromMinute: number, toMinute: number) {
+    return [...this.#rollups.values()]
+      .filter((row) => row.minute >= fromMinute && row.minute < toMinute)
+      .sort(compareRollups)
+      .map((row) => ({ ...row }))
+  }
+
+  async deleteRollupsBefore(beforeMinute: number, limit: number) {
+    const doomed = [...this.#rollups.values()]
+      .filter((row) => row.minute < beforeMinute)
+      .sort(compareRollups)
+      .slice(0, limit)
+    for (const row of doomed) this.#rollups.delete(rollupKey(row))
+    return doomed.length
   }
 
   #sorted(type?: EntryType) {
