@@ -10,6 +10,7 @@ import type {
   ResolvedPrune,
 } from './types.ts'
 import { ENTRY_TYPES } from './types.ts'
+import { MAX_PULSE_MINUTES } from './pulse.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -163,6 +164,27 @@ function resolveClientErrors(
   }
 }
 
+function resolvePulse(options: ConsoleConfig['pulse'] = {}): ResolvedConsoleConfig['pulse'] {
+  if (options === null || typeof options !== 'object') {
+    fail(`Invalid "pulse" in ${FILE}: use { slowRouteMs, windowMinutes }`)
+  }
+  const slowRouteMs = options.slowRouteMs ?? 1000
+  if (!Number.isSafeInteger(slowRouteMs) || slowRouteMs < 1) {
+    fail(`Invalid "pulse.slowRouteMs" in ${FILE}: use a whole number of milliseconds, 1 or more`)
+  }
+  const windowMinutes = options.windowMinutes ?? 60
+  if (
+    !Number.isSafeInteger(windowMinutes) ||
+    windowMinutes < 1 ||
+    windowMinutes > MAX_PULSE_MINUTES
+  ) {
+    fail(
+      `Invalid "pulse.windowMinutes" in ${FILE}: use a whole number of minutes from 1 to ${MAX_PULSE_MINUTES}`
+    )
+  }
+  return { slowRouteMs, windowMinutes }
+}
+
 function mountPath(path: string | undefined): string {
   const value = path ?? '/console'
   if (!/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/.test(value) || value.includes('//')) {
@@ -263,6 +285,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
     },
     prune: resolvePrune(config.prune),
     clientErrors: resolveClientErrors(config.clientErrors),
+    pulse: resolvePulse(config.pulse),
     authorizer: config.authorizer,
     authorizeAction: config.authorizeAction,
     dashboardAuth: resolveDashboardAuth(config.dashboardAuth),

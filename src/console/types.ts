@@ -129,6 +129,17 @@ export interface PruneOptions {
   batchPauseMs?: number
 }
 
+/** `pulse`: the health snapshot at `GET {path}/api/health` */
+export interface PulseOptions {
+  /** A route whose p99 reaches this many ms is listed as slow, 1000 by default */
+  slowRouteMs?: number
+  /** Minutes the snapshot covers when `?minutes=` is absent, 60 by default (1 to 1440) */
+  windowMinutes?: number
+}
+
+/** `pulse` with its defaults applied */
+export type ResolvedPulse = Required<PulseOptions>
+
 /** Creates the store once the app is known */
 export interface ConsoleStoreFactory {
   driver: string
@@ -166,6 +177,7 @@ export interface ConsoleConfig {
   }
   prune?: PruneOptions
   clientErrors?: ClientErrorsOptions
+  pulse?: PulseOptions
   authorizer?: ConsoleAuthorizer
   authorizeAction?: ConsoleActionAuthorizer
   dashboardAuth?: DashboardAuthOptions
@@ -216,6 +228,7 @@ export interface ResolvedConsoleConfig {
   }
   prune: ResolvedPrune
   clientErrors: Required<ClientErrorsOptions>
+  pulse: ResolvedPulse
   authorizer?: ConsoleAuthorizer
   authorizeAction?: ConsoleActionAuthorizer
   dashboardAuth?: ResolvedDashboardAuth

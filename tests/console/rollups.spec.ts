@@ -1,35 +1,16 @@
 import { test } from '@japa/runner'
 import { consoleApp } from './helpers.ts'
 import { stores } from '../../src/console/main.ts'
-import { entryId } from '../../src/console/ids.ts'
 import { decode, quantile, total } from '../../src/console/rollups/histogram.ts'
 import { minuteOf, UNMATCHED_ROUTE } from '../../src/console/rollups/route_minute.ts'
-import type { ConsoleEntry } from '../../src/console/types.ts'
+import { requestEntry } from './entry_factories.ts'
 
 const MINUTE = 60_000
-
-/** A request entry of `route` recorded at `at` */
-function request(at: number, route: string, durationMs: number, status = 200): ConsoleEntry {
-  const id = entryId(at)
-  return {
-    id,
-    batchId: id,
-    type: 'request',
-    summary: `GET ${route}`,
-    status,
-    method: 'GET',
-    durationMs,
-    slow: false,
-    tags: [],
-    createdAt: at,
-    content: { method: 'GET', path: route, route, status, durationMs },
-  }
-}
 
 /** One minute's requests: durations 1..count ms, every tenth a 503 */
 function minuteOfRequests(at: number, route: string, count: number, offset = 0) {
   return Array.from({ length: count }, (_, index) =>
-    request(at, route, offset + index + 1, (index + 1) % 10 === 0 ? 503 : 200)
+    requestEntry(at, route, offset + index + 1, (index + 1) % 10 === 0 ? 503 : 200)
   )
 }
 
@@ -150,9 +131,9 @@ test.group('Console rollups', () => {
       })
       const now = Date.now()
       await manager.store.write([
-        request(now - 3 * 3600_000, '/old', 5),
-        request(now - 90 * MINUTE, '/kept', 5),
-        request(now, '/new', 5),
+        requestEntry(now - 3 * 3600_000, '/old', 5),
+        requestEntry(now - 90 * MINUTE, '/kept', 5),
+        requestEntry(now, '/new', 5),
       ])
       const deleted = await manager.prune(now)
       assert.equal(deleted.rollups, 1)

@@ -27,6 +27,12 @@ export interface EntryPage {
 /** What one prune deleted per type, and rollup rows under `rollups` */
 export type PruneResult = Partial<Record<EntryType | 'rollups', number>>
 
+/** What `countRows()` reports */
+export interface StoredRows {
+  entries: Partial<Record<EntryType, number>>
+  rollups: number
+}
+
 /** One bounded delete step, so a prune can pause between batches */
 export interface PruneStep {
   type: EntryType
@@ -65,6 +71,8 @@ export interface ConsoleStore {
   write(entries: ConsoleEntry[]): Promise<void>
   /** Rollup rows of the minutes from `fromMinute` (included) to `toMinute` (excluded), Unix ms */
   rollups(fromMinute: number, toMinute: number): Promise<RouteMinute[]>
+  /** Stored rows: entries per type (types without rows are absent) and rollup rows */
+  countRows(): Promise<StoredRows>
   /** Deletes at most `limit` rollup rows of minutes before `beforeMinute`; returns how many */
   deleteRollupsBefore(beforeMinute: number, limit: number): Promise<number>
   list(query: EntryListQuery): Promise<EntryPage>

@@ -13,6 +13,7 @@ import type {
   EntryPage,
   PruneStep,
   StoreDescription,
+  StoredRows,
 } from './contract.ts'
 
 const SUMMARY_COLUMNS = [
@@ -113,6 +114,24 @@ export class LucidConsoleStore implements ConsoleStore {
   async rollups(fromMinute: number, toMinute: number) {
     if (!(await this.#rollupsTable())) return []
     return readRollups(this.#client(), fromMinute, toMinute)
+  }
+
+  /** One grouped count over the `(type, id)` index, and the rollup rows */
+  async countRows() {
+    const client = this.#client()
+    const groups = await client
+      .from(ConsoleEntryModel.table)
+      .select('type')
+      .count('* as total')
+      .groupBy('type')
+    const entries: StoredRows['entries'] = {}
+    for (const group of groups) entries[group.type as EntryType] = Number(group.total)
+    let rollups = 0
+    if (await this.#rollupsTable()) {
+      const row = await client.from(ROLLUPS_TABLE).count('* as total').first()
+      rollups = Number(row?.total ?? 0)
+    }
+    return { entries, rollups }
   }
 
   async deleteRollupsBefore(beforeMinute: number, limit: number) {

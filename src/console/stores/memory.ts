@@ -12,6 +12,7 @@ import type {
   EntryPage,
   PruneStep,
   StoreDescription,
+  StoredRows,
 } from './contract.ts'
 
 /**
@@ -39,6 +40,12 @@ export class MemoryConsoleStore implements ConsoleStore {
       .filter((row) => row.minute >= fromMinute && row.minute < toMinute)
       .sort(compareRollups)
       .map((row) => ({ ...row }))
+  }
+
+  async countRows() {
+    const entries: StoredRows['entries'] = {}
+    for (const entry of this.#entries.values()) entries[entry.type] = (entries[entry.type] ?? 0) + 1
+    return { entries, rollups: this.#rollups.size }
   }
 
   async deleteRollupsBefore(beforeMinute: number, limit: number) {
