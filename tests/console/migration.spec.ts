@@ -46,5 +46,6 @@ test.group('Console migration stub', () => {
     await rollbackStubs(db, 'console')
     assert.isFalse(await db.connection().schema.hasTable('console_entries'))
     assert.isFalse(await db.connection().schema.hasTable('console_rollups'))
+    assert.isFalse(await db.connection().schema.hasTable('console_entries_search'))
   })
 })

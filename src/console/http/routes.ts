@@ -52,6 +52,7 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/redis', entries.list('redis')).as('redis')
       router.get('/mail', entries.list('mail')).as('mail')
       router.get('/client-errors', entries.list('client_error')).as('client_errors')
+      router.get('/search', entries.search).as('search')
       router.get('/entries/:id', entries.show).as('entry')
       router.get('/batches/:id', entries.batch).as('batch')
       router.get('/health', health.show).as('health')

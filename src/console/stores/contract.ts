@@ -16,6 +16,8 @@ export interface EntryListQuery {
   method?: string
   tag?: string
   slow?: boolean
+  /** Entries whose summary has every one of these words (lowercased letters and digits) */
+  words?: string[]
 }
 
 /** One page of summaries; `nextCursor` is null on the last page */

@@ -4,6 +4,7 @@ import { INSERT_CHUNK, insertEntries, serialiseChunks, SQLITE_INSERT } from './b
 import { SqliteWriter } from './sqlite_writer.ts'
 import { addRollups, deleteRollupsBefore, readRollups, ROLLUPS_TABLE } from './lucid_rollups.ts'
 import { rollupsOf } from '../rollups/route_minute.ts'
+import { searchUnavailable, whereSummaryHas } from './lucid_search.ts'
 import debug from '../debug.ts'
 import { retryingTransaction } from './transactions.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
@@ -188,7 +189,8 @@ export class LucidConsoleStore implements ConsoleStore {
     // tags are checked against [A-Za-z0-9:.-], so no LIKE wildcard reaches the pattern
     if (query.tag) builder.where('tags', 'like', `%,${query.tag},%`)
     if (query.slow) builder.where('slow', true)
-    const rows = await builder
+    if (query.words?.length) whereSummaryHas(builder, this.#client().dialect.name, query.words)
+    const rows = query.words?.length ? await builder.catch(searchUnavailable) : await builder
     const page = rows.slice(0, query.limit).map(summaryOf)
     return {
       data: page,

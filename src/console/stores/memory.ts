@@ -5,6 +5,7 @@ import {
   rollupsOf,
   type RouteMinute,
 } from '../rollups/route_minute.ts'
+import { summaryMatches } from '../search.ts'
 import type { ConsoleEntry, EntryType } from '../types.ts'
 import type {
   ConsoleStore,
@@ -75,7 +76,8 @@ export class MemoryConsoleStore implements ConsoleStore {
             Math.floor((entry.status ?? 0) / 100) === query.statusClass) &&
           (!query.method || entry.method === query.method) &&
           (!query.tag || entry.tags.includes(query.tag)) &&
-          (!query.slow || entry.slow)
+          (!query.slow || entry.slow) &&
+          (!query.words || summaryMatches(entry.summary, query.words))
       )
     const page = matches.slice(0, query.limit).map(({ content: _content, ...summary }) => summary)
     return {
