@@ -86,10 +86,12 @@ export async function rollbackStubs(db: Database, ...features: MigrationFeature[
   await run(db, features, 'down')
 }
 
-/** Runs one stub's `down()`, as rolling back its migration alone would */
-export async function rollbackStub(db: Database, name: string) {
+/** Runs one stub alone, as running or rolling back its migration alone would */
+export async function runStub(db: Database, name: string, direction: 'up' | 'down') {
   const Migration = await loadStub(name)
-  await new Migration(db.connection(), `${name}.ts`, false).execDown()
+  const migration = new Migration(db.connection(), `${name}.ts`, false)
+  if (direction === 'up') await migration.execUp()
+  else await migration.execDown()
 }
 
 /** The table names the stubs create, read from their `createTable` calls */

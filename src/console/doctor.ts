@@ -34,6 +34,8 @@ export interface DoctorReport {
     afterMs: number | null
     perTypeMs: Record<string, number>
     maxRows: Record<string, number>
+    /** Age of the rollup rows pruned; the request cutoff when null */
+    rollupsAfterMs: number | null
   }
   recorder: {
     enabled: boolean
@@ -86,6 +88,11 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
       'storage: table "console_rollups" is missing, so the health page shows no traffic: run "node ace configure adonis-atrium" to publish the console_rollups migration, then "node ace migration:run"'
     )
   }
+  if (storage.ready && storage.search === false) {
+    problems.push(
+      'storage: the console_entries_search migration has not run, so search answers 503: run "node ace configure adonis-atrium" to publish it, then "node ace migration:run"'
+    )
+  }
   if (storage.driver === 'memory' && app.inProduction) {
     warnings.push('storage is stores.memory(): entries are lost on every restart')
   }
@@ -93,6 +100,7 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
   const prune = config.prune
   if (
     prune.after === undefined &&
+    prune.rollupsAfter === undefined &&
     !Object.keys(prune.perType).length &&
     !Object.keys(prune.maxRows).length
   ) {
@@ -143,6 +151,7 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
       afterMs: prune.after ?? null,
       perTypeMs: prune.perType as Record<string, number>,
       maxRows: prune.maxRows as Record<string, number>,
+      rollupsAfterMs: prune.rollupsAfter ?? null,
     },
     recorder: {
       enabled: config.enabled,

@@ -3,6 +3,7 @@ import { test } from '@japa/runner'
 import { consoleApp } from './helpers.ts'
 import { exceptionEntry, logEntry, requestEntry } from './entry_factories.ts'
 import { defineConfig, stores } from '../../src/console/main.ts'
+import { MAX_EXCEPTIONS_SCANNED } from '../../src/console/pulse.ts'
 import { minuteOf } from '../../src/console/rollups/route_minute.ts'
 import type { ConsoleConfig } from '../../src/console/types.ts'
 
@@ -122,6 +123,24 @@ test.group('Console health pulse', () => {
     assert.equal(wide.body.data.throughput.requests, 128)
     assert.lengthOf(wide.body.data.throughput.series, 1440)
     assert.equal(wide.body.data.exceptions.scanned, 5)
+  })
+
+  test('exception families read at most the newest 1000 exceptions of the window and say so', async ({
+    assert,
+  }) => {
+    const { manager, health, now } = await pulseApp()
+    await manager.store.write(
+      Array.from({ length: MAX_EXCEPTIONS_SCANNED }, (_, index) =>
+        exceptionEntry(now - index, `QueueException: job ${index} failed`)
+      )
+    )
+    const { body } = await health('?minutes=5')
+    assert.equal(body.data.exceptions.scanned, MAX_EXCEPTIONS_SCANNED)
+    assert.isTrue(body.data.exceptions.truncated)
+    assert.containSubset(body.data.exceptions.families[0], {
+      class: 'QueueException',
+      message: 'job <n> failed',
+    })
   })
 
   test('a minutes outside 1..1440 is a 400 naming the bound', async ({ assert }) => {

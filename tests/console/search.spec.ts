@@ -3,6 +3,7 @@ import { consoleApp } from './helpers.ts'
 import { exceptionEntry, logEntry, requestEntry } from './entry_factories.ts'
 import { stores } from '../../src/console/main.ts'
 import type { ConsoleConfig } from '../../src/console/types.ts'
+import { runStub } from '../migration_stubs.ts'
 
 /** Summaries each store must find by their words */
 async function searchApp(config: ConsoleConfig = {}) {
@@ -191,12 +192,32 @@ test.group('Console search', () => {
 
   test('search without the search migration is a 503 naming it', async ({ assert }) => {
     const app = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
-    const Migration = await import('../migration_stubs.ts')
-    await Migration.rollbackStub(app.db, 'console_entries_search')
+    await runStub(app.db, 'console_entries_search', 'down')
     const response = await app.api('/search?q=card')
     assert.equal(response.status, 503)
     const body = (await response.json()) as any
     assert.equal(body.errors[0].code, 'E_CONSOLE_SEARCH_UNAVAILABLE')
     assert.include(body.errors[0].message, 'console_entries_search migration')
+  })
+
+  test('the search migration indexes the entries recorded before it ran', async ({ assert }) => {
+    const app = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
+    await runStub(app.db, 'console_entries_search', 'down')
+    await app.manager.store.write([logEntry(Date.now(), 'info: recorded before the migration')])
+    await runStub(app.db, 'console_entries_search', 'up')
+    await app.manager.store.write([logEntry(Date.now(), 'info: recorded after the migration')])
+    const response = await app.api('/search?q=migration%20recorded')
+    const body = (await response.json()) as any
+    assert.deepEqual(
+      body.data.map((entry: any) => entry.summary),
+      ['info: recorded after the migration', 'info: recorded before the migration']
+    )
+    // pruning removes entries from the index too
+    await app.db.connection().from('console_entries').where('summary', 'like', '%before%').delete()
+    const after = await app.api('/search?q=migration')
+    assert.deepEqual(
+      ((await after.json()) as any).data.map((entry: any) => entry.summary),
+      ['info: recorded after the migration']
+    )
   })
 })

@@ -59,6 +59,8 @@ export interface StoreDescription {
   problem?: string
   /** False when `console_rollups` is missing: entries are written, the health page has no traffic */
   rollups?: boolean
+  /** False when the console_entries_search migration has not run: search answers 503 */
+  search?: boolean
 }
 
 /**

@@ -4,7 +4,7 @@ import { INSERT_CHUNK, insertEntries, serialiseChunks, SQLITE_INSERT } from './b
 import { SqliteWriter } from './sqlite_writer.ts'
 import { addRollups, deleteRollupsBefore, readRollups, ROLLUPS_TABLE } from './lucid_rollups.ts'
 import { rollupsOf } from '../rollups/route_minute.ts'
-import { searchUnavailable, whereSummaryHas } from './lucid_search.ts'
+import { hasSearchIndex, searchUnavailable, whereSummaryHas } from './lucid_search.ts'
 import debug from '../debug.ts'
 import { retryingTransaction } from './transactions.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
@@ -163,6 +163,7 @@ export class LucidConsoleStore implements ConsoleStore {
         description.problem = `table "${ConsoleEntryModel.table}" is missing on connection "${connection}": run "node ace migration:run" (the console_entries migration)`
       }
       description.rollups = await this.#client().schema.hasTable(ROLLUPS_TABLE)
+      description.search = await hasSearchIndex(this.#client())
     } catch (error) {
       description.problem = `connection "${connection}" failed: ${(error as Error).message}`
     }

@@ -1,3 +1,4 @@
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
 import { ConsoleSearchUnavailableException } from '../errors.ts'
 
@@ -59,4 +60,21 @@ export function searchUnavailable(error: any): never {
     )
   }
   throw error
+}
+
+/** Whether the console_entries_search migration has run on this connection */
+export async function hasSearchIndex(client: QueryClientContract) {
+  const dialect = client.dialect.name
+  if (dialect === 'postgres') return client.schema.hasColumn('console_entries', 'summary_search')
+  if (dialect === 'mysql') {
+    const row = await client
+      .from('information_schema.statistics')
+      .whereRaw('table_schema = database()')
+      .where('table_name', 'console_entries')
+      .where('index_name', 'console_entries_summary_search')
+      .count('* as total')
+      .first()
+    return Number(row?.total ?? 0) > 0
+  }
+  return client.schema.hasTable('console_entries_search')
 }
