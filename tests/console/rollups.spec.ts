@@ -100,6 +100,26 @@ test.group('Console rollups', () => {
     assert.equal(routeA.durationMaxMs, 25)
   })
 
+  test('a method wider than its column and routes that differ by trailing spaces share one row', async ({
+    assert,
+  }) => {
+    const { manager } = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
+    const at = minuteOf(Date.now()) - 7 * MINUTE + 10
+    await manager.store.write([
+      requestEntry(at, '/feeds/:id', 3, 200, 'UNSUBSCRIBE'),
+      requestEntry(at, '/feeds/:id  ', 4, 200, 'UNSUBSCRIBE'),
+      requestEntry(at, '   ', 5, 200, 'GET'),
+    ])
+    const rows = await manager.store.rollups(minuteOf(at), minuteOf(at) + MINUTE)
+    assert.deepEqual(
+      rows.map((row) => [row.method, row.route, row.requests]),
+      [
+        ['GET', UNMATCHED_ROUTE, 1],
+        ['UNSUBSCRIB', '/feeds/:id', 2],
+      ]
+    )
+  })
+
   test('the memory store keeps the same rollups', async ({ assert }) => {
     const { manager } = await consoleApp({
       config: { storage: stores.memory(), buffer: { flushIntervalMs: 60_000 } },

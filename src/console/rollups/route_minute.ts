@@ -5,6 +5,8 @@ import { encode, mergeEncoded, record, type Histogram } from './histogram.ts'
 export const UNMATCHED_ROUTE = '(unmatched)'
 /** Longest stored route pattern: the unique key must fit MariaDB's index limit */
 export const MAX_ROUTE_LENGTH = 191
+/** Longest stored method, the width of the method columns */
+export const MAX_METHOD_LENGTH = 10
 
 /**
  * One minute of one route (method + route pattern): what a row of
@@ -47,11 +49,12 @@ export function rollupsOf(entries: ConsoleEntry[]): RouteMinute[] {
   for (const entry of entries) {
     if (entry.type !== 'request') continue
     const pattern = entry.content.route
-    const route = (typeof pattern === 'string' && pattern ? pattern : UNMATCHED_ROUTE).slice(
-      0,
-      MAX_ROUTE_LENGTH
-    )
-    const key = { minute: minuteOf(entry.createdAt), method: entry.method ?? 'GET', route }
+    // trailing spaces are not part of a key on MariaDB (PAD SPACE), so no key has any
+    const route = (typeof pattern === 'string' && pattern.trim() ? pattern : UNMATCHED_ROUTE)
+      .slice(0, MAX_ROUTE_LENGTH)
+      .trimEnd()
+    const method = (entry.method ?? 'GET').slice(0, MAX_METHOD_LENGTH)
+    const key = { minute: minuteOf(entry.createdAt), method, route }
     const id = rollupKey(key)
     let sum = sums.get(id)
     if (!sum) {
