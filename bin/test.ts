@@ -26,6 +26,7 @@ const DATABASE_FREE = [
   'tests/payments/paypal.spec.ts',
   'tests/payments/configure.spec.ts',
   'tests/payments/gateway_api.spec.ts',
+  'tests/console/histogram.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 

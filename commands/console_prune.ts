@@ -15,11 +15,12 @@ export default class ConsolePrune extends BaseCommand {
     const prune = manager.config.prune
     if (
       prune.after === undefined &&
+      prune.rollupsAfter === undefined &&
       !Object.keys(prune.perType).length &&
       !Object.keys(prune.maxRows).length
     ) {
       this.logger.warning(
-        'Nothing to prune: set "prune.after", "prune.perType" or "prune.maxRows" in config/console.ts'
+        'Nothing to prune: set "prune.after", "prune.perType", "prune.maxRows" or "prune.rollupsAfter" in config/console.ts'
       )
       return
     }

@@ -22,7 +22,7 @@ export const MIGRATION_STUBS = {
     'billing_audit_events',
   ],
   collaboration: ['collaboration'],
-  console: ['console_entries'],
+  console: ['console_entries', 'console_rollups', 'console_entries_search'],
   agent: [
     'agent_threads',
     'agent_messages',
@@ -84,6 +84,14 @@ export async function dropStubTables(db: Database, ...features: MigrationFeature
 /** Runs the stubs' own `down()`, as `migration:rollback` would */
 export async function rollbackStubs(db: Database, ...features: MigrationFeature[]) {
   await run(db, features, 'down')
+}
+
+/** Runs one stub alone, as running or rolling back its migration alone would */
+export async function runStub(db: Database, name: string, direction: 'up' | 'down') {
+  const Migration = await loadStub(name)
+  const migration = new Migration(db.connection(), `${name}.ts`, false)
+  if (direction === 'up') await migration.execUp()
+  else await migration.execDown()
 }
 
 /** The table names the stubs create, read from their `createTable` calls */

@@ -3,8 +3,8 @@ import { publishMigrationOnce } from '../shared/features.ts'
 import { stubsRoot } from '../../stubs/main.ts'
 
 /**
- * The console publishes config/console.ts, the console_entries migration
- * (once), its provider and the optional CONSOLE_SESSION_SECRET variable.
+ * The console publishes config/console.ts, the console_entries,
+ * console_rollups and console_entries_search migrations (once each), its provider and the optional CONSOLE_SESSION_SECRET variable.
  * `configure.ts` registers `adonis-atrium/commands` (console:prune) for every feature.
  */
 export const consoleInstaller: FeatureInstaller = {
@@ -15,6 +15,16 @@ export const consoleInstaller: FeatureInstaller = {
     await publishMigrationOnce(command, codemods, stubsRoot, {
       stub: 'make/migration/console_entries.stub',
       tableName: 'console_entries',
+    })
+    await publishMigrationOnce(command, codemods, stubsRoot, {
+      stub: 'make/migration/console_rollups.stub',
+      tableName: 'console_rollups',
+      order: 1,
+    })
+    await publishMigrationOnce(command, codemods, stubsRoot, {
+      stub: 'make/migration/console_entries_search.stub',
+      tableName: 'console_entries_search',
+      order: 2,
     })
     await codemods.updateRcFile((rcFile) => {
       rcFile.addProvider('adonis-atrium/providers/console_provider')

@@ -10,6 +10,7 @@ import type {
   ResolvedPrune,
 } from './types.ts'
 import { ENTRY_TYPES } from './types.ts'
+import { MAX_PULSE_MINUTES } from './pulse.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -136,6 +137,10 @@ function resolvePrune(options: ConsoleConfig['prune'] = {}): ResolvedPrune {
     after: options.after === undefined ? undefined : durationMs(options.after, 'prune.after'),
     perType,
     maxRows,
+    rollupsAfter:
+      options.rollupsAfter === undefined
+        ? undefined
+        : durationMs(options.rollupsAfter, 'prune.rollupsAfter'),
     batchSize: Math.max(1, positiveInteger(options.batchSize, 'prune.batchSize', 1000)),
     maxBatchesPerCycle: Math.max(
       1,
@@ -157,6 +162,27 @@ function resolveClientErrors(
     perMinute: Math.max(1, positiveInteger(options.perMinute, 'clientErrors.perMinute', 30)),
     burst: Math.max(1, positiveInteger(options.burst, 'clientErrors.burst', 10)),
   }
+}
+
+function resolvePulse(options: ConsoleConfig['pulse'] = {}): ResolvedConsoleConfig['pulse'] {
+  if (options === null || typeof options !== 'object') {
+    fail(`Invalid "pulse" in ${FILE}: use { slowRouteMs, windowMinutes }`)
+  }
+  const slowRouteMs = options.slowRouteMs ?? 1000
+  if (!Number.isSafeInteger(slowRouteMs) || slowRouteMs < 1) {
+    fail(`Invalid "pulse.slowRouteMs" in ${FILE}: use a whole number of milliseconds, 1 or more`)
+  }
+  const windowMinutes = options.windowMinutes ?? 60
+  if (
+    !Number.isSafeInteger(windowMinutes) ||
+    windowMinutes < 1 ||
+    windowMinutes > MAX_PULSE_MINUTES
+  ) {
+    fail(
+      `Invalid "pulse.windowMinutes" in ${FILE}: use a whole number of minutes from 1 to ${MAX_PULSE_MINUTES}`
+    )
+  }
+  return { slowRouteMs, windowMinutes }
 }
 
 function mountPath(path: string | undefined): string {
@@ -259,6 +285,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
     },
     prune: resolvePrune(config.prune),
     clientErrors: resolveClientErrors(config.clientErrors),
+    pulse: resolvePulse(config.pulse),
     authorizer: config.authorizer,
     authorizeAction: config.authorizeAction,
     dashboardAuth: resolveDashboardAuth(config.dashboardAuth),

@@ -34,6 +34,8 @@ export interface DoctorReport {
     afterMs: number | null
     perTypeMs: Record<string, number>
     maxRows: Record<string, number>
+    /** Age of the rollup rows pruned; the request cutoff when null */
+    rollupsAfterMs: number | null
   }
   recorder: {
     enabled: boolean
@@ -81,6 +83,16 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
     ready: true,
   }
   if (!storage.ready) problems.push(`storage: ${storage.problem ?? 'entries cannot be written'}`)
+  if (storage.ready && storage.rollups === false) {
+    problems.push(
+      'storage: table "console_rollups" is missing, so the health page shows no traffic: run "node ace configure adonis-atrium" to publish the console_rollups migration, then "node ace migration:run"'
+    )
+  }
+  if (storage.ready && storage.search === false) {
+    problems.push(
+      'storage: the console_entries_search migration has not run, so search answers 503: run "node ace configure adonis-atrium" to publish it, then "node ace migration:run"'
+    )
+  }
   if (storage.driver === 'memory' && app.inProduction) {
     warnings.push('storage is stores.memory(): entries are lost on every restart')
   }
@@ -88,6 +100,7 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
   const prune = config.prune
   if (
     prune.after === undefined &&
+    prune.rollupsAfter === undefined &&
     !Object.keys(prune.perType).length &&
     !Object.keys(prune.maxRows).length
   ) {
@@ -138,6 +151,7 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
       afterMs: prune.after ?? null,
       perTypeMs: prune.perType as Record<string, number>,
       maxRows: prune.maxRows as Record<string, number>,
+      rollupsAfterMs: prune.rollupsAfter ?? null,
     },
     recorder: {
       enabled: config.enabled,

@@ -53,6 +53,14 @@ export class ConsoleInvalidQueryException extends AtriumException {
 }
 
 /**
+ * Search asked of a database whose search migration has not run: 503 naming it.
+ */
+export class ConsoleSearchUnavailableException extends AtriumException {
+  static status = 503
+  static code = 'E_CONSOLE_SEARCH_UNAVAILABLE'
+}
+
+/**
  * A client-error report whose fields the console cannot use: 422 naming the field.
  */
 export class ConsoleInvalidReportException extends AtriumException {
@@ -96,6 +104,7 @@ export const E_CONSOLE_UNAUTHENTICATED = ConsoleUnauthenticatedException
 export const E_CONSOLE_FORBIDDEN = ConsoleForbiddenException
 export const E_CONSOLE_NOT_FOUND = ConsoleNotFoundException
 export const E_CONSOLE_INVALID_QUERY = ConsoleInvalidQueryException
+export const E_CONSOLE_SEARCH_UNAVAILABLE = ConsoleSearchUnavailableException
 export const E_CONSOLE_INVALID_REPORT = ConsoleInvalidReportException
 export const E_CONSOLE_REPORT_TOO_LARGE = ConsoleReportTooLargeException
 export const E_CONSOLE_RATE_LIMITED = ConsoleRateLimitedException

@@ -1,12 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import debug from './debug.ts'
 import { idAtTime } from './ids.ts'
+import { minuteOf } from './rollups/route_minute.ts'
 import type { ConsoleStore, PruneResult } from './stores/contract.ts'
 import type { EntryType, ResolvedPrune } from './types.ts'
 import { ENTRY_TYPES } from './types.ts'
 
 /**
  * Deletes entries older than their type's age cutoff and beyond its row cap,
+ * and rollup rows older than `rollupsAfter` (the request cutoff by default),
  * in bounded deletes of `batchSize` rows (at most `maxBatchesPerCycle` per
  * type), pausing `batchPauseMs` only when another batch follows.
  */
@@ -31,7 +33,25 @@ export async function pruneEntries(
       result[type] = deleted
     }
   }
+  const rollupAge = options.rollupsAfter ?? options.perType.request ?? options.after
+  if (rollupAge !== undefined) {
+    const rollups = await deleteRollups(store, options, minuteOf(now - rollupAge))
+    if (rollups > 0) result.rollups = rollups
+  }
   return result
+}
+
+/** Rollup rows of minutes before `beforeMinute`, in the same bounded batches as entries */
+async function deleteRollups(store: ConsoleStore, options: ResolvedPrune, beforeMinute: number) {
+  let deleted = 0
+  for (let round = 0; round < options.maxBatchesPerCycle; round++) {
+    const count = await store.deleteRollupsBefore(beforeMinute, options.batchSize)
+    deleted += count
+    if (count < options.batchSize || round === options.maxBatchesPerCycle - 1) break
+    if (options.batchPauseMs > 0) await sleep(options.batchPauseMs)
+  }
+  if (deleted > 0) debug('pruned %d rollup rows', deleted)
+  return deleted
 }
 
 /** The id below which a type's entries go: the later of its age and row-cap cutoffs */

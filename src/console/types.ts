@@ -122,10 +122,23 @@ export interface PruneOptions {
   perType?: Partial<Record<EntryType, Duration>>
   /** Newest rows kept per type (one number for all, or per type) */
   maxRows?: number | Partial<Record<EntryType, number>>
+  /** Age of the per-minute rollups to delete; the `request` cutoff by default */
+  rollupsAfter?: Duration
   batchSize?: number
   maxBatchesPerCycle?: number
   batchPauseMs?: number
 }
+
+/** `pulse`: the health snapshot at `GET {path}/api/health` */
+export interface PulseOptions {
+  /** A route whose p99 reaches this many ms is listed as slow, 1000 by default */
+  slowRouteMs?: number
+  /** Minutes the snapshot covers when `?minutes=` is absent, 60 by default (1 to 1440) */
+  windowMinutes?: number
+}
+
+/** `pulse` with its defaults applied */
+export type ResolvedPulse = Required<PulseOptions>
 
 /** Creates the store once the app is known */
 export interface ConsoleStoreFactory {
@@ -164,6 +177,7 @@ export interface ConsoleConfig {
   }
   prune?: PruneOptions
   clientErrors?: ClientErrorsOptions
+  pulse?: PulseOptions
   authorizer?: ConsoleAuthorizer
   authorizeAction?: ConsoleActionAuthorizer
   dashboardAuth?: DashboardAuthOptions
@@ -184,6 +198,7 @@ export interface ResolvedPrune {
   after?: number
   perType: Partial<Record<EntryType, number>>
   maxRows: Partial<Record<EntryType, number>>
+  rollupsAfter?: number
   batchSize: number
   maxBatchesPerCycle: number
   batchPauseMs: number
@@ -213,6 +228,7 @@ export interface ResolvedConsoleConfig {
   }
   prune: ResolvedPrune
   clientErrors: Required<ClientErrorsOptions>
+  pulse: ResolvedPulse
   authorizer?: ConsoleAuthorizer
   authorizeAction?: ConsoleActionAuthorizer
   dashboardAuth?: ResolvedDashboardAuth

@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { runStub } from '../migration_stubs.ts'
 import ConsoleDoctor from '../../commands/console_doctor.ts'
 import ConsoleList from '../../commands/console_list.ts'
 import { entryId } from '../../src/console/ids.ts'
@@ -159,6 +160,23 @@ test.group('console:doctor', () => {
     const json = JSON.parse(again.stdout[0])
     assert.isFalse(json.ok)
     assert.isFalse(json.storage.ready)
+  })
+
+  test('a missing rollups table or search migration exits 1 naming what to run', async ({
+    assert,
+  }) => {
+    const app = await consoleApp()
+    await runStub(app.db, 'console_entries_search', 'down')
+    await app.db.connection().schema.dropTable('console_rollups')
+    const { exitCode, stdout } = await run(app.app, ConsoleDoctor, ['--json'])
+    assert.equal(exitCode, 1)
+    const report = JSON.parse(stdout[0])
+    assert.isTrue(report.storage.ready)
+    assert.isFalse(report.storage.rollups)
+    assert.isFalse(report.storage.search)
+    assert.lengthOf(report.problems, 2)
+    assert.include(report.problems[0], 'table "console_rollups" is missing')
+    assert.include(report.problems[1], 'the console_entries_search migration has not run')
   })
 
   test('production without authorizer exits 1; a watcher whose package is missing is named', async ({

@@ -3,6 +3,21 @@ import { createDatabase } from '../helpers.ts'
 import { migrateStubs, rollbackStubs } from '../migration_stubs.ts'
 
 test.group('Console migration stub', () => {
+  test('the console_rollups stub keeps one row per minute, method and route, case-sensitive', async ({
+    assert,
+  }) => {
+    const db = await createDatabase()
+    await migrateStubs(db, 'console')
+    const row = { minute: 60_000, method: 'GET', route: '/users', histogram: '' }
+    await db.connection().table('console_rollups').insert(row)
+    await db
+      .connection()
+      .table('console_rollups')
+      .insert({ ...row, route: '/Users' })
+    await assert.rejects(() => db.connection().table('console_rollups').insert(row))
+    await rollbackStubs(db, 'console')
+  })
+
   test('the console_entries stub creates its table with both indexes and rolls back', async ({
     assert,
   }) => {
@@ -30,5 +45,7 @@ test.group('Console migration stub', () => {
     assert.lengthOf(JSON.parse(row.content).body, 200_000)
     await rollbackStubs(db, 'console')
     assert.isFalse(await db.connection().schema.hasTable('console_entries'))
+    assert.isFalse(await db.connection().schema.hasTable('console_rollups'))
+    assert.isFalse(await db.connection().schema.hasTable('console_entries_search'))
   })
 })

@@ -3,7 +3,8 @@ import { ConsoleInvalidQueryException, ConsoleNotFoundException } from '../error
 import { isEntryId } from '../ids.ts'
 import type { ConsoleManager } from '../manager.ts'
 import type { EntryListQuery } from '../stores/contract.ts'
-import type { EntryType } from '../types.ts'
+import { MAX_SEARCH_LENGTH, searchWords } from '../search.ts'
+import { ENTRY_TYPES, type EntryType } from '../types.ts'
 
 const DEFAULT_LIMIT = 50
 const MAX_LIMIT = 200
@@ -14,8 +15,11 @@ function invalid(parameter: string, message: string): never {
   throw new ConsoleInvalidQueryException(message, parameter)
 }
 
-/** Reads and checks a list request's query string */
-export function parseListQuery(type: EntryType, qs: Record<string, unknown>): EntryListQuery {
+/** Reads and checks a list request's query string; `type` undefined lists every type */
+export function parseListQuery(
+  type: EntryType | undefined,
+  qs: Record<string, unknown>
+): EntryListQuery {
   const one = (name: string) => {
     const value = qs[name]
     if (value === undefined || value === '') return undefined
@@ -58,6 +62,15 @@ export function parseListQuery(type: EntryType, qs: Record<string, unknown>): En
     if (!['1', 'true', '0', 'false'].includes(slow)) invalid('slow', '"slow" must be true or false')
     query.slow = slow === '1' || slow === 'true'
   }
+  const q = one('q')
+  if (q !== undefined) {
+    if (q.length > MAX_SEARCH_LENGTH) {
+      invalid('q', `"q" must be at most ${MAX_SEARCH_LENGTH} characters`)
+    }
+    const words = searchWords(q)
+    if (words.length === 0) invalid('q', '"q" must contain a letter or a digit')
+    query.words = words
+  }
   return query
 }
 
@@ -77,6 +90,18 @@ export class EntriesController {
     return async (ctx: HttpContext) => {
       return this.#manager.store.list(parseListQuery(type, ctx.request.qs()))
     }
+  }
+
+  /** `GET /search?q=`: every type unless `type` names one; otherwise a list */
+  search = async (ctx: HttpContext) => {
+    const qs = ctx.request.qs()
+    const type = qs.type
+    if (type !== undefined && !(ENTRY_TYPES as readonly unknown[]).includes(type)) {
+      invalid('type', `"type" must be one of ${ENTRY_TYPES.join(', ')}`)
+    }
+    const query = parseListQuery(type as EntryType | undefined, qs)
+    if (!query.words) invalid('q', '"q" is required')
+    return this.#manager.store.list(query)
   }
 
   show = async (ctx: HttpContext) => {

@@ -4,6 +4,7 @@ import { AuthController } from './auth_controller.ts'
 import { ClientErrorsController } from './client_errors_controller.ts'
 import { EntriesController } from './entries_controller.ts'
 import { surfaceMiddleware } from './gates.ts'
+import { HealthController } from './health_controller.ts'
 import { shellHandler } from './page.ts'
 
 /**
@@ -38,6 +39,7 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
   }
 
   const entries = new EntriesController(manager)
+  const health = new HealthController(manager)
   router
     .group(() => {
       router.get('/requests', entries.list('request')).as('requests')
@@ -50,9 +52,10 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/redis', entries.list('redis')).as('redis')
       router.get('/mail', entries.list('mail')).as('mail')
       router.get('/client-errors', entries.list('client_error')).as('client_errors')
+      router.get('/search', entries.search).as('search')
       router.get('/entries/:id', entries.show).as('entry')
       router.get('/batches/:id', entries.batch).as('batch')
-      router.get('/health', () => ({ data: { recorder: manager.recorderState() } })).as('health')
+      router.get('/health', health.show).as('health')
       router.post('/prune', entries.prune).as('prune')
     })
     .prefix(api)

@@ -50,7 +50,8 @@ function rowOf(entry: ConsoleEntry) {
     entry.type,
     entry.summary.slice(0, 255),
     entry.status,
-    entry.method,
+    // Node accepts UNSUBSCRIBE (11 characters): PostgreSQL would refuse the whole flush
+    entry.method?.slice(0, 10) ?? null,
     entry.durationMs,
     entry.slow,
     prepareTags(entry.tags).slice(0, 255),

@@ -1,3 +1,4 @@
+import type { RouteMinute } from '../rollups/route_minute.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
 
 /** Filters of a list request; every field optional */
@@ -15,6 +16,8 @@ export interface EntryListQuery {
   method?: string
   tag?: string
   slow?: boolean
+  /** Entries whose summary has every one of these words (lowercased letters and digits) */
+  words?: string[]
 }
 
 /** One page of summaries; `nextCursor` is null on the last page */
@@ -23,8 +26,14 @@ export interface EntryPage {
   nextCursor: string | null
 }
 
-/** What one prune deleted per type */
-export type PruneResult = Partial<Record<EntryType, number>>
+/** What one prune deleted per type, and rollup rows under `rollups` */
+export type PruneResult = Partial<Record<EntryType | 'rollups', number>>
+
+/** What `countRows()` reports */
+export interface StoredRows {
+  entries: Partial<Record<EntryType, number>>
+  rollups: number
+}
 
 /** One bounded delete step, so a prune can pause between batches */
 export interface PruneStep {
@@ -48,6 +57,10 @@ export interface StoreDescription {
   ready: boolean
   /** Why it is not ready, and the fix */
   problem?: string
+  /** False when `console_rollups` is missing: entries are written, the health page has no traffic */
+  rollups?: boolean
+  /** False when the console_entries_search migration has not run: search answers 503 */
+  search?: boolean
 }
 
 /**
@@ -55,8 +68,17 @@ export interface StoreDescription {
  * `storage` in config/console.ts.
  */
 export interface ConsoleStore {
-  /** Writes a flush's entries at once (one transaction), or throws */
+  /**
+   * Writes a flush's entries and adds their per-minute route rollups at once
+   * (one transaction), or throws
+   */
   write(entries: ConsoleEntry[]): Promise<void>
+  /** Rollup rows of the minutes from `fromMinute` (included) to `toMinute` (excluded), Unix ms */
+  rollups(fromMinute: number, toMinute: number): Promise<RouteMinute[]>
+  /** Stored rows: entries per type (types without rows are absent) and rollup rows */
+  countRows(): Promise<StoredRows>
+  /** Deletes at most `limit` rollup rows of minutes before `beforeMinute`; returns how many */
+  deleteRollupsBefore(beforeMinute: number, limit: number): Promise<number>
   list(query: EntryListQuery): Promise<EntryPage>
   find(id: string): Promise<ConsoleEntry | null>
   /** Every entry of one batch, oldest first */

@@ -2,6 +2,11 @@ import type { Database } from '@adonisjs/lucid/database'
 import ConsoleEntryModel from '../models/console_entry.ts'
 import { INSERT_CHUNK, insertEntries, serialiseChunks, SQLITE_INSERT } from './bulk_insert.ts'
 import { SqliteWriter } from './sqlite_writer.ts'
+import { addRollups, deleteRollupsBefore, readRollups, ROLLUPS_TABLE } from './lucid_rollups.ts'
+import { rollupsOf } from '../rollups/route_minute.ts'
+import { hasSearchIndex, searchUnavailable, whereSummaryHas } from './lucid_search.ts'
+import debug from '../debug.ts'
+import { retryingTransaction } from './transactions.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
 import type {
   ConsoleStore,
@@ -9,6 +14,7 @@ import type {
   EntryPage,
   PruneStep,
   StoreDescription,
+  StoredRows,
 } from './contract.ts'
 
 const SUMMARY_COLUMNS = [
@@ -52,6 +58,7 @@ export class LucidConsoleStore implements ConsoleStore {
   #db: Database
   #connection?: string
   #writer?: SqliteWriter
+  #hasRollups?: Promise<boolean>
 
   constructor(db: Database, connection?: string, options: { writerThread?: boolean } = {}) {
     this.#db = db
@@ -75,13 +82,62 @@ export class LucidConsoleStore implements ConsoleStore {
     return ConsoleEntryModel.query({ client: this.#client() })
   }
 
+  /**
+   * Whether `console_rollups` exists, checked once: an app that has not run
+   * the rollups migration yet keeps recording entries, without rollups.
+   */
+  #rollupsTable() {
+    this.#hasRollups ??= this.#client()
+      .schema.hasTable(ROLLUPS_TABLE)
+      .then((exists) => {
+        if (!exists) debug('no %s table: flushes write entries only', ROLLUPS_TABLE)
+        return exists
+      })
+      .catch(() => false)
+    return this.#hasRollups
+  }
+
   async write(entries: ConsoleEntry[]) {
     if (entries.length === 0) return
-    if (this.#writer) return this.#writer.write(SQLITE_INSERT, serialiseChunks(entries))
+    const rollups = (await this.#rollupsTable()) ? rollupsOf(entries) : []
+    if (this.#writer) return this.#writer.write(SQLITE_INSERT, serialiseChunks(entries), rollups)
     const client = this.#client()
-    // one statement is atomic on its own; more chunks share one transaction
-    if (entries.length <= INSERT_CHUNK) return insertEntries(client, entries)
-    await client.transaction((trx) => insertEntries(trx, entries))
+    // one statement is atomic on its own; more chunks, or rollups, share one transaction
+    if (entries.length <= INSERT_CHUNK && rollups.length === 0) {
+      return insertEntries(client, entries)
+    }
+    await retryingTransaction(client, async (trx) => {
+      await insertEntries(trx, entries)
+      await addRollups(trx, rollups)
+    })
+  }
+
+  async rollups(fromMinute: number, toMinute: number) {
+    if (!(await this.#rollupsTable())) return []
+    return readRollups(this.#client(), fromMinute, toMinute)
+  }
+
+  /** One grouped count over the `(type, id)` index, and the rollup rows */
+  async countRows() {
+    const client = this.#client()
+    const groups = await client
+      .from(ConsoleEntryModel.table)
+      .select('type')
+      .count('* as total')
+      .groupBy('type')
+    const entries: StoredRows['entries'] = {}
+    for (const group of groups) entries[group.type as EntryType] = Number(group.total)
+    let rollups = 0
+    if (await this.#rollupsTable()) {
+      const row = await client.from(ROLLUPS_TABLE).count('* as total').first()
+      rollups = Number(row?.total ?? 0)
+    }
+    return { entries, rollups }
+  }
+
+  async deleteRollupsBefore(beforeMinute: number, limit: number) {
+    if (!(await this.#rollupsTable())) return 0
+    return deleteRollupsBefore(this.#client(), beforeMinute, limit)
   }
 
   /** The connection, its client and file, and whether `console_entries` exists on it */
@@ -106,6 +162,8 @@ export class LucidConsoleStore implements ConsoleStore {
       if (!description.ready) {
         description.problem = `table "${ConsoleEntryModel.table}" is missing on connection "${connection}": run "node ace migration:run" (the console_entries migration)`
       }
+      description.rollups = await this.#client().schema.hasTable(ROLLUPS_TABLE)
+      description.search = await hasSearchIndex(this.#client())
     } catch (error) {
       description.problem = `connection "${connection}" failed: ${(error as Error).message}`
     }
@@ -132,7 +190,8 @@ export class LucidConsoleStore implements ConsoleStore {
     // tags are checked against [A-Za-z0-9:.-], so no LIKE wildcard reaches the pattern
     if (query.tag) builder.where('tags', 'like', `%,${query.tag},%`)
     if (query.slow) builder.where('slow', true)
-    const rows = await builder
+    if (query.words?.length) whereSummaryHas(builder, this.#client().dialect.name, query.words)
+    const rows = query.words?.length ? await builder.catch(searchUnavailable) : await builder
     const page = rows.slice(0, query.limit).map(summaryOf)
     return {
       data: page,

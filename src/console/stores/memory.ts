@@ -1,3 +1,11 @@
+import {
+  addRollup,
+  compareRollups,
+  rollupKey,
+  rollupsOf,
+  type RouteMinute,
+} from '../rollups/route_minute.ts'
+import { summaryMatches } from '../search.ts'
 import type { ConsoleEntry, EntryType } from '../types.ts'
 import type {
   ConsoleStore,
@@ -5,6 +13,7 @@ import type {
   EntryPage,
   PruneStep,
   StoreDescription,
+  StoredRows,
 } from './contract.ts'
 
 /**
@@ -12,6 +21,7 @@ import type {
  */
 export class MemoryConsoleStore implements ConsoleStore {
   #entries = new Map<string, ConsoleEntry>()
+  #rollups = new Map<string, RouteMinute>()
 
   async describe(): Promise<StoreDescription> {
     return { driver: 'memory', ready: true }
@@ -19,6 +29,33 @@ export class MemoryConsoleStore implements ConsoleStore {
 
   async write(entries: ConsoleEntry[]) {
     for (const entry of entries) this.#entries.set(entry.id, structuredClone(entry))
+    for (const row of rollupsOf(entries)) {
+      const key = rollupKey(row)
+      const stored = this.#rollups.get(key)
+      this.#rollups.set(key, stored ? addRollup(stored, row) : row)
+    }
+  }
+
+  async rollups(fromMinute: number, toMinute: number) {
+    return [...this.#rollups.values()]
+      .filter((row) => row.minute >= fromMinute && row.minute < toMinute)
+      .sort(compareRollups)
+      .map((row) => ({ ...row }))
+  }
+
+  async countRows() {
+    const entries: StoredRows['entries'] = {}
+    for (const entry of this.#entries.values()) entries[entry.type] = (entries[entry.type] ?? 0) + 1
+    return { entries, rollups: this.#rollups.size }
+  }
+
+  async deleteRollupsBefore(beforeMinute: number, limit: number) {
+    const doomed = [...this.#rollups.values()]
+      .filter((row) => row.minute < beforeMinute)
+      .sort(compareRollups)
+      .slice(0, limit)
+    for (const row of doomed) this.#rollups.delete(rollupKey(row))
+    return doomed.length
   }
 
   #sorted(type?: EntryType) {
@@ -39,7 +76,8 @@ export class MemoryConsoleStore implements ConsoleStore {
             Math.floor((entry.status ?? 0) / 100) === query.statusClass) &&
           (!query.method || entry.method === query.method) &&
           (!query.tag || entry.tags.includes(query.tag)) &&
-          (!query.slow || entry.slow)
+          (!query.slow || entry.slow) &&
+          (!query.words || summaryMatches(entry.summary, query.words))
       )
     const page = matches.slice(0, query.limit).map(({ content: _content, ...summary }) => summary)
     return {

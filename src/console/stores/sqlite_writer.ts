@@ -2,6 +2,7 @@ import { createRequire } from 'node:module'
 import { extname } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import debug from '../debug.ts'
+import type { RouteMinute } from '../rollups/route_minute.ts'
 
 interface Pending {
   resolve(): void
@@ -72,15 +73,15 @@ export class SqliteWriter {
     return worker
   }
 
-  /** Writes the chunks (each one JSON parameter of `sql`) in one transaction */
-  write(sql: string, chunks: string[]): Promise<void> {
+  /** Writes the chunks (each one JSON parameter of `sql`) and adds the rollups, in one transaction */
+  write(sql: string, chunks: string[], rollups: RouteMinute[] = []): Promise<void> {
     const worker = this.#worker ?? this.#start()
     const seq = ++this.#seq
     return new Promise<void>((resolve, reject) => {
       this.#pending.set(seq, { resolve, reject })
       // in flight: the process must not exit before the reply
       worker.ref()
-      worker.postMessage({ seq, sql, chunks })
+      worker.postMessage({ seq, sql, chunks, rollups })
     })
   }
 

@@ -1,0 +1,32 @@
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
+import debug from '../debug.ts'
+
+/** A deadlock or a busy database ends a transaction that is safe to run again */
+function retryable(error: any) {
+  return (
+    error?.errno === 1213 ||
+    error?.code === 'ER_LOCK_DEADLOCK' ||
+    error?.code === '40P01' ||
+    error?.code === '40001' ||
+    error?.code === 'SQLITE_BUSY'
+  )
+}
+
+/**
+ * Runs `work` in a transaction, again (up to three times in all) when the
+ * database ended it as a deadlock victim: two flushes adding to the same
+ * rollup rows can meet in MariaDB's gap locks even in key order.
+ */
+export async function retryingTransaction<Result>(
+  client: QueryClientContract,
+  work: (trx: TransactionClientContract) => Promise<Result>
+): Promise<Result> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.transaction(work)
+    } catch (error) {
+      if (attempt >= 3 || !retryable(error)) throw error
+      debug('console flush retried after %s', (error as any).code)
+    }
+  }
+}
