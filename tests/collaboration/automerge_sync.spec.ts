@@ -206,4 +206,27 @@ test.group('Automerge engine (automerge-repo clients)', () => {
     await waitFor(() => received.length === 2, 5000, 'marker relayed')
     assert.deepEqual(received, [{ cursor: 1 }, { marker: true }])
   })
+
+  test('a presence message reaches each other peer once and never comes back to its sender', async ({
+    assert,
+  }) => {
+    const { wsBase } = await setupCollabApp({ engine: 'automerge' })
+    const alice = await openDoc(wsBase, 'notes/echo')
+    const bob = await openDoc(wsBase, 'notes/echo', tokenFor('notes/echo', 'u2'))
+    const seenBy = { alice: [] as unknown[], bob: [] as unknown[] }
+    alice.handle.on('ephemeral-message', ({ message }) => seenBy.alice.push(message))
+    bob.handle.on('ephemeral-message', ({ message }) => seenBy.bob.push(message))
+
+    // bob's repo forwards what it receives to its only peer, the server: that
+    // copy must not be relayed to alice as a new message of bob's
+    alice.handle.broadcast({ from: 'alice' })
+    await waitFor(() => seenBy.bob.length === 1, 5000, 'bob has the message')
+    // a marker from bob after it: once alice has it, an echo would have arrived before
+    bob.handle.broadcast({ from: 'bob' })
+    await waitFor(() => seenBy.alice.length > 0, 5000, 'alice has the marker')
+    assert.deepEqual(seenBy.alice, [{ from: 'bob' }])
+    alice.handle.broadcast({ from: 'alice', again: true })
+    await waitFor(() => seenBy.bob.length === 2, 5000, 'bob has the second message')
+    assert.deepEqual(seenBy.bob, [{ from: 'alice' }, { from: 'alice', again: true }])
+  })
 })

@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import type { AddressInfo } from 'node:net'
 import { WebSocketServer } from 'ws'
-import { Repo, type DocHandle } from '@automerge/automerge-repo'
+import { Presence, Repo, type DocHandle } from '@automerge/automerge-repo'
 import {
   BrowserWebSocketClientAdapter,
   WebSocketServerAdapter,
@@ -9,7 +9,8 @@ import {
 import { DocSession } from '../../src/collaboration/client/session.ts'
 import { createAutomergeTransport } from '../../src/collaboration/client/automerge_transport.ts'
 import type { CollabStatus } from '../../src/collaboration/client/types.ts'
-import { waitFor } from './helpers.ts'
+import { automergeDocumentId } from '../../src/collaboration/engines/automerge/document_id.ts'
+import { setupCollabApp, tokenFor, waitFor } from './helpers.ts'
 
 interface Todo {
   items: string[]
@@ -102,5 +103,64 @@ test.group('Collaboration client | Automerge transport', (group) => {
     cleanup(async () => session.destroy())
     await waitFor(() => session.error !== null, 5000, 'an error')
     assert.match(session.error!.message, /names no Automerge document \(documentId\)/)
+  })
+
+  test('presence through the app: each session sees the other, and forgets it on destroy', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { wsBase } = await setupCollabApp({ engine: 'automerge' })
+    const docName = 'todos/presence'
+    const open = (user: string) => {
+      const session = new DocSession(docName, {
+        createTransport: createAutomergeTransport(
+          { Repo, BrowserWebSocketClientAdapter, Presence },
+          { retryIntervalMs: 100 }
+        ),
+        initialTokens: {
+          [docName]: {
+            token: tokenFor(docName, user),
+            wsUrl: `${wsBase}/${docName}`,
+            engine: 'automerge',
+            expiresAt: new Date(Date.now() + 300_000).toISOString(),
+            documentId: automergeDocumentId(docName),
+          } as any,
+        },
+      })
+      session.start()
+      cleanup(async () => session.destroy())
+      return session
+    }
+    const names = (session: DocSession) =>
+      [...(session.transport?.awareness?.getStates().values() ?? [])]
+        .map((state) => state.user?.name)
+        .sort()
+        .join(',')
+
+    const alice = open('alice')
+    const bob = open('bob')
+    await waitFor(() => Boolean(alice.transport?.awareness && bob.transport?.awareness), 10_000)
+    alice.transport!.awareness!.setLocalStateField('user', { name: 'alice' })
+    bob.transport!.awareness!.setLocalStateField('user', { name: 'bob' })
+    await waitFor(() => names(alice) === 'alice,bob', 10_000, 'alice sees bob')
+    await waitFor(() => names(bob) === 'alice,bob', 10_000, 'bob sees alice')
+
+    let changes = 0
+    alice.transport!.awareness!.on('change', () => changes++)
+    bob.transport!.awareness!.setLocalStateField('user', { name: 'bob', color: '#1971c2' })
+    await waitFor(
+      () =>
+        [...alice.transport!.awareness!.getStates().values()].some(
+          (state) => state.user?.color === '#1971c2'
+        ),
+      10_000,
+      'alice sees bob change'
+    )
+    assert.isAbove(changes, 0)
+
+    // a goodbye, not the time to live: the peer is gone at once
+    bob.destroy()
+    await waitFor(() => names(alice) === 'alice', 10_000, 'alice forgets bob')
+    assert.equal(alice.transport!.awareness!.getLocalState()?.user?.name, 'alice')
   })
 })

@@ -288,8 +288,12 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
   }
 
   #ephemeral(peer: AutomergePeer, message: Record<string, unknown>) {
-    const { documentId, data, count, sessionId } = message
+    const { documentId, data, count, sessionId, senderId } = message
     if (
+      // a client's repo forwards what it received from the server back to it;
+      // relabelled as this socket's, that echo would reach the others as a new
+      // message from this peer. The server relays to everyone: only a client's own count.
+      senderId !== peer.clientId ||
       documentId !== peer.documentId ||
       !isBytes(data) ||
       typeof count !== 'number' ||
