@@ -1,127 +1,20 @@
-import { getActiveTest, test } from '@japa/runner'
-import { fileURLToPath } from 'node:url'
-import type { HttpContext } from '@adonisjs/core/http'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { setupApp } from '../helpers.ts'
-import { defineConfig } from '../../src/collaboration/define_config.ts'
-import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
-import { signCollabToken } from '../../src/collaboration/tokens.ts'
-import { SECRET, allow } from './helpers.ts'
-
-const PAGE_SOURCE = fileURLToPath(new URL('./fixtures/client_page.ts', import.meta.url))
-
-/** The test page and the client package bundled for the browser, once per run */
-let bundle: Promise<string> | undefined
-function bundlePage() {
-  bundle ??= import('esbuild').then(async ({ build }) => {
-    const result = await build({
-      entryPoints: [PAGE_SOURCE],
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      write: false,
-      define: { 'process.env.NODE_ENV': '"development"' },
-      logLevel: 'silent',
-    })
-    return result.outputFiles[0].text
-  })
-  return bundle
-}
-
-/**
- * An app serving the collaboration routes (the caller named by `x-user`),
- * the bundled page, and its HTML. `?ttl=` gives the page a pre-issued token
- * living that many seconds.
- */
-async function setupPageApp() {
-  const script = await bundlePage()
-  return setupApp({
-    providers: [
-      () => import('./fixtures/exception_handler_provider.ts'),
-      () => import('../../providers/collaboration_provider.ts'),
-    ],
-    config: {
-      collaboration: defineConfig({
-        tokenSecret: SECRET,
-        debounce: 100,
-        storage: new InMemoryCollaborationStorage(),
-        authorize: () => allow,
-        routes: {
-          resolveUser: (ctx: HttpContext) => {
-            const id = ctx.request.header('x-user')
-            return id ? { id, name: id } : null
-          },
-        },
-      }),
-    },
-    routes: (router) => {
-      router.get('/client.js', ({ response }) => {
-        response.header('content-type', 'text/javascript; charset=utf-8')
-        return script
-      })
-      router.get('/page', ({ request, response }) => {
-        const { user, doc, ttl } = request.qs()
-        const settings: Record<string, unknown> = { user: String(user), docName: String(doc) }
-        if (ttl) {
-          const seconds = Number(ttl)
-          settings.initialTokens = {
-            [doc]: {
-              token: signCollabToken(
-                { userId: String(user), docName: String(doc) },
-                SECRET,
-                seconds
-              ),
-              wsUrl: `ws://${request.host()}/collaboration/${doc}`,
-              engine: 'yjs',
-              expiresAt: new Date(Date.now() + seconds * 1000).toISOString(),
-            },
-          }
-        }
-        response.header('content-type', 'text/html; charset=utf-8')
-        return `<!doctype html><html><head><meta charset="utf-8"></head><body><div id="root"></div>
-<script>window.__ATRIUM__ = ${JSON.stringify(settings).replaceAll('<', '\\u003c')}</script>
-<script type="module" src="/client.js"></script></body></html>`
-      })
-    },
-  })
-}
-
-/** Waits until an element's property holds the expected text (the test's timeout fails it) */
-function shows(tab: Page, selector: string, property: 'value' | 'textContent', expected: string) {
-  return tab.waitForFunction(
-    ([query, key, text]) => (globalThis as any).document.querySelector(query)?.[key] === text,
-    [selector, property, expected] as const
-  )
-}
+import { test } from '@japa/runner'
+import type { Browser } from 'playwright-core'
+import { launchChromium, openPage, setupPageApp, shows, statuses } from './browser_pages.ts'
 
 test.group('Collaboration client in a real browser (React hooks on Yjs)', (group) => {
   let browser: Browser
   group.setup(async () => {
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
+    browser = await launchChromium()
     return () => browser.close()
   })
   group.each.timeout(120_000)
 
-  /**
-   * A page of `user` on `doc` in its own browser context, editable (synced).
-   * The context closes when the test ends, before the app it talks to.
-   */
-  async function open(url: string, user: string, doc: string, query = '') {
-    const context: BrowserContext = await browser.newContext()
-    getActiveTest()!.cleanup(() => context.close())
-    const tab = await context.newPage()
-    await tab.goto(`${url}/page?user=${user}&doc=${encodeURIComponent(doc)}${query}`)
-    await tab.waitForSelector('#editor:not([disabled])')
-    return { context, tab }
-  }
-
-  const statuses = (tab: Page) => tab.evaluate(() => (globalThis as any).__page.statuses)
+  const open = (url: string, user: string, doc: string, query = '') =>
+    openPage(browser, url, { user, doc, query, ready: '#editor:not([disabled])' })
 
   test('two pages type, converge and see each other', async ({ assert }) => {
-    const { url } = await setupPageApp()
+    const { url } = await setupPageApp('yjs_page')
     const doc = 'hooks/notes'
     const alice = await open(url, 'alice', doc)
     const bob = await open(url, 'bob', doc)
@@ -140,7 +33,7 @@ test.group('Collaboration client in a real browser (React hooks on Yjs)', (group
   })
 
   test('edits made offline are kept and sent when the page is back online', async ({ assert }) => {
-    const { url } = await setupPageApp()
+    const { url } = await setupPageApp('yjs_page')
     const doc = 'hooks/offline'
     const alice = await open(url, 'alice', doc)
     const bob = await open(url, 'bob', doc)
@@ -163,7 +56,7 @@ test.group('Collaboration client in a real browser (React hooks on Yjs)', (group
   })
 
   test('a token about to expire is renewed without a visible disconnect', async ({ assert }) => {
-    const { url } = await setupPageApp()
+    const { url } = await setupPageApp('yjs_page')
     const doc = 'hooks/refresh'
     const ttl = 4
     const expiry = Date.now() + ttl * 1000
@@ -192,7 +85,7 @@ test.group('Collaboration client in a real browser (React hooks on Yjs)', (group
   })
 
   test('comments and versions round-trip through the hooks', async ({ assert }) => {
-    const { url } = await setupPageApp()
+    const { url } = await setupPageApp('yjs_page')
     const doc = 'hooks/review'
     const alice = await open(url, 'alice', doc)
     const bob = await open(url, 'bob', doc)

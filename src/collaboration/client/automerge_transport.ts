@@ -17,6 +17,10 @@ import type {
 /** What the transport uses of automerge-repo's WebSocket client adapter */
 export interface AutomergeNetworkAdapterLike {
   url: string
+  socket?: { readyState: number; close(): void }
+  peerId?: unknown
+  peerMetadata?: unknown
+  connect(peerId: unknown, peerMetadata?: unknown): void
   on(event: 'peer-candidate' | 'peer-disconnected', listener: (...args: any[]) => void): unknown
   off(event: 'peer-candidate' | 'peer-disconnected', listener: (...args: any[]) => void): unknown
 }
@@ -100,6 +104,31 @@ export class AutomergeCollabTransport implements CollabTransport {
         this.adapter.url = socketUrl(next, context.config.baseUrl)
       })
     )
+    this.#followNetwork()
+  }
+
+  /**
+   * The browser knows it went offline before the socket does: close the
+   * socket now (automerge-repo's adapter then retries at its pace), and
+   * connect again as soon as the browser is back online.
+   */
+  #followNetwork() {
+    const target = globalThis as any
+    if (typeof target.addEventListener !== 'function') return
+    const offline = () => this.adapter.socket?.close()
+    const online = () => {
+      const { socket, peerId, peerMetadata } = this.adapter
+      // 0 connecting, 1 open: a socket on its way needs no second one
+      if (!this.#destroyed && peerId && (!socket || socket.readyState > 1)) {
+        this.adapter.connect(peerId, peerMetadata)
+      }
+    }
+    target.addEventListener('offline', offline)
+    target.addEventListener('online', online)
+    this.#cleanup.push(() => {
+      target.removeEventListener('offline', offline)
+      target.removeEventListener('online', online)
+    })
   }
 
   /** Opens the repo on the token's socket and waits for the document */

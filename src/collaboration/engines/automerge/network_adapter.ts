@@ -10,11 +10,7 @@ import debug from '../../debug.ts'
 import { CLOSE_CODES } from '../../server/close_codes.ts'
 import { guardOf, type SocketGuard } from '../../server/connection.ts'
 import type { CollabSession } from '../engine.ts'
-
-/** The only version of the automerge-repo WebSocket protocol */
-const PROTOCOL_V1 = '1'
-/** Longest peer id or storage id a client may present */
-const MAX_ID_LENGTH = 128
+import { PRESENCE_MARKER, PROTOCOL_V1, isBytes, isId, peerMetadataOf } from './protocol.ts'
 
 /**
  * One socket: a peer of the server's repo that may see exactly one
@@ -63,32 +59,6 @@ function onSocketClose(this: WebSocket) {
 }
 
 const noop = () => {}
-
-function isBytes(value: unknown): value is Uint8Array {
-  return value instanceof Uint8Array && value.byteLength > 0
-}
-
-function isId(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_LENGTH
-}
-
-/**
- * What a client may say about itself: a storage id and whether it is
- * ephemeral, nothing else.
- */
-function peerMetadataOf(value: unknown): PeerMetadata {
-  const metadata: PeerMetadata = {}
-  if (value && typeof value === 'object') {
-    const { storageId, isEphemeral } = value as Record<string, unknown>
-    if (isId(storageId)) {
-      metadata.storageId = storageId as PeerMetadata['storageId']
-    }
-    if (typeof isEphemeral === 'boolean') {
-      metadata.isEphemeral = isEphemeral
-    }
-  }
-  return metadata
-}
 
 /**
  * The automerge-repo WebSocket protocol (CBOR frames, `join`/`peer`
@@ -382,8 +352,33 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
     if (this.#peers.get(peer.internalId) === peer) {
       this.#peers.delete(peer.internalId)
       this.emit('peer-disconnected', { peerId: peer.internalId })
+      if (peer.clientId) this.#sayGoodbyeFor(peer)
     }
     this.#hooks.left(peer)
+  }
+
+  /**
+   * A closed tab never says goodbye itself: on its behalf, the document's
+   * other clients get automerge-repo's presence goodbye from its id, so they
+   * forget it at once, as Yjs clients do when the server drops an awareness
+   * state, instead of after the presence time to live.
+   */
+  #sayGoodbyeFor(gone: AutomergePeer) {
+    const data = cbor.encode({ [PRESENCE_MARKER]: { type: 'goodbye' } })
+    for (const peer of this.#peers.values()) {
+      if (peer.documentId === gone.documentId && peer.clientId) {
+        this.#write(peer, {
+          type: 'ephemeral',
+          senderId: gone.internalId,
+          targetId: peer.clientId,
+          documentId: gone.documentId,
+          // its own session: the count is the first of it whatever the peer sent before
+          sessionId: `${gone.internalId}-closed`,
+          count: 1,
+          data,
+        })
+      }
+    }
   }
 
   /** Peers connected to a document */
