@@ -104,6 +104,7 @@ const GROUPS: Record<string, Group> = {
   'ledger-claim': {
     mutate: ['src/payments/store.ts:79-148'],
     tests: [
+      'tests/payments/ledger_claim.spec.ts',
       'tests/payments/concurrency.spec.ts',
       'tests/payments/processing.spec.ts',
       'tests/payments/batching.spec.ts',
@@ -112,6 +113,7 @@ const GROUPS: Record<string, Group> = {
   'ledger': {
     mutate: ['src/payments/store.ts', 'src/payments/ledger/**/*.ts'],
     tests: [
+      'tests/payments/ledger_claim.spec.ts',
       'tests/payments/concurrency.spec.ts',
       'tests/payments/processing.spec.ts',
       'tests/payments/batching.spec.ts',
