@@ -95,7 +95,7 @@ export function resolveAgentRegistry(classes: unknown[], options: AgentRegistryO
     // Without agent classes the gateway still answers, as the spec's 'default' agent
     agents.push({ name: 'default', description: 'Default agent', maxSteps, handoff: [] })
   }
-  resolveHandoffs(agents, handoffs, options.toolNames)
+  resolveHandoffs(agents, handoffs)
 
   let defaultAgent = options.defaultAgent
   if (defaultAgent !== undefined && !agents.some((known) => known.name === defaultAgent)) {

@@ -5,6 +5,8 @@ import type { Database } from '@adonisjs/lucid/database'
 import type { LanguageModel } from 'ai'
 import { assertPackagesInstalled } from '../shared/optional_import.ts'
 import { resolveAgentRegistry } from './agent_registry.ts'
+import { discoverAgents } from './discovery.ts'
+import { assertNotHandoffName } from './handoff.ts'
 import { AgentConfigException } from './errors.ts'
 import { isLazyModel } from './model/lazy.ts'
 import { isModelPort } from './model/port.ts'
@@ -227,6 +229,7 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
         `Two tools are named "${tool.spec.name}" in "tools" of ${FILE}: tool names must be unique`
       )
     }
+    assertNotHandoffName(tool.spec.name)
     names.add(tool.spec.name)
   }
   if (config.agents !== undefined && !Array.isArray(config.agents)) {
@@ -234,12 +237,23 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       `Invalid "agents" in ${FILE}: expected an array of agent classes`
     )
   }
-  const { agents, defaultAgent } = resolveAgentRegistry(config.agents ?? [], {
-    maxSteps,
-    toolNames: names,
-    defaultAgent: config.defaultAgent,
-    source: { kind: 'config' },
-  })
+  if (config.discoverAgents !== undefined && typeof config.discoverAgents !== 'boolean') {
+    throw new AgentConfigException(`Invalid "discoverAgents" in ${FILE}: expected true or false`)
+  }
+  if (config.discoverAgents === true && config.agents !== undefined) {
+    throw new AgentConfigException(
+      `"discoverAgents: true" and "agents" are both set in ${FILE}: agents come either from the list or from app/agents/. Remove one of them`
+    )
+  }
+  const registryOptions = { maxSteps, toolNames: names, defaultAgent: config.defaultAgent }
+  // A list in the config wins; without one the classes of app/agents/ are found at boot
+  const listed =
+    config.agents !== undefined || config.discoverAgents === false
+      ? resolveAgentRegistry(config.agents ?? [], {
+          ...registryOptions,
+          source: { kind: 'config' },
+        })
+      : undefined
 
   const sse = {
     heartbeatMs: positiveInteger('sse.heartbeatMs', config.sse?.heartbeatMs, 15_000)!,
@@ -269,6 +283,15 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
     config.modelMaxRetries === 0 ? 0 : positiveInteger('modelMaxRetries', config.modelMaxRetries, 2)
 
   return configProvider.create(async (app): Promise<ResolvedAgentConfig> => {
+    let registry = listed
+    if (!registry) {
+      const { classes, files } = await discoverAgents(app)
+      registry = resolveAgentRegistry(classes, {
+        ...registryOptions,
+        source: { kind: 'discovered', files },
+      })
+    }
+    const { agents, defaultAgent } = registry
     let model
     if (isModelPort(config.model)) {
       model = config.model

@@ -39,6 +39,15 @@ const HANDOFF_INPUT: JsonSchema = {
   additionalProperties: false,
 }
 
+/** A tool of config/agent.ts may not take a handoff tool's name */
+export function assertNotHandoffName(toolName: string) {
+  if (toolName.startsWith(HANDOFF_TOOL_PREFIX)) {
+    throw new AgentConfigException(
+      `Invalid tool name "${toolName}" in "tools" of config/agent.ts: names starting with "${HANDOFF_TOOL_PREFIX}" are the handoff tools of agents. Rename the tool`
+    )
+  }
+}
+
 /** The handoff tools of an agent, by tool name */
 export function handoffTargets(agent: ResolvedAgent, agents: ResolvedAgent[]) {
   const targets = new Map<string, ResolvedAgent>()
@@ -77,18 +86,7 @@ function describe(value: unknown) {
  * entry must be an `@agent()` class of the registry, its tool name must fit,
  * and no chain of handoffs may lead back to an agent already in it.
  */
-export function resolveHandoffs(
-  agents: ResolvedAgent[],
-  declared: Map<string, unknown>,
-  toolNames: Set<string>
-) {
-  for (const name of toolNames) {
-    if (name.startsWith(HANDOFF_TOOL_PREFIX)) {
-      throw new AgentConfigException(
-        `Invalid tool name "${name}" in "tools" of config/agent.ts: names starting with "${HANDOFF_TOOL_PREFIX}" are the handoff tools of agents. Rename the tool`
-      )
-    }
-  }
+export function resolveHandoffs(agents: ResolvedAgent[], declared: Map<string, unknown>) {
   for (const agent of agents) {
     const entries = declared.get(agent.name)
     if (entries === undefined) continue
