@@ -68,11 +68,18 @@ export function handoffToolSpec(target: ResolvedAgent) {
 }
 
 /** A class of `handoff`, or a thunk returning one (for classes declared later) */
-function classOf(entry: unknown): unknown {
+function classOf(entry: unknown, where: string): unknown {
   if (agentOptionsOf(entry)) return entry
   // Arrow functions have no prototype: a thunk, not a plain class
-  if (typeof entry === 'function' && entry.prototype === undefined) return entry()
-  return entry
+  if (typeof entry !== 'function' || entry.prototype !== undefined) return entry
+  try {
+    return entry()
+  } catch (error) {
+    throw new AgentConfigException(
+      `Invalid ${where}: the function returning the agent class threw (${(error as Error)?.message}). Return a class declared before the config is read`,
+      { cause: error }
+    )
+  }
 }
 
 function describe(value: unknown) {
@@ -96,7 +103,7 @@ export function resolveHandoffs(agents: ResolvedAgent[], declared: Map<string, u
       )
     }
     for (const [index, entry] of entries.entries()) {
-      const target = classOf(entry)
+      const target = classOf(entry, `"handoff[${index}]" of agent "${agent.name}"`)
       const options = agentOptionsOf(target)
       if (!options) {
         throw new AgentConfigException(

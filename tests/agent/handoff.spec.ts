@@ -219,6 +219,56 @@ test.group('Agent handoff', () => {
     )
   })
 
+  test('a tool call of the handed-off agent waiting for approval is announced on the run and decided by id', async ({
+    assert,
+  }) => {
+    const executed: unknown[] = []
+    const refund = defineTool({
+      spec: {
+        name: 'refund',
+        description: 'Refunds an order',
+        roles: ['USER'],
+        requiresApproval: true,
+        inputSchema: { type: 'object', properties: { amount: { type: 'integer' } } },
+      },
+      handler(input: { amount: number }) {
+        executed.push(input)
+        return { refunded: input.amount }
+      },
+    })
+    const double = counterTool('double', ['USER'])
+    const { chat, fake, manager, request } = await agentApp({
+      config: { agents: [FrontAgent, BillingAgent], tools: [double.tool, refund] },
+    })
+    fake.reply(
+      { toolCalls: [{ id: 'call_h', name: 'handoff_to_billing', input: { message: 'refund 5' } }] },
+      { toolCalls: [{ id: 'call_r', name: 'refund', input: { amount: 5 } }] },
+      { text: ['Refunded 5.'] },
+      { text: ['Your 5 are refunded.'] }
+    )
+    const { response, sse } = await chat({ message: 'refund 5', agent: 'front' }, CAROL)
+    const frames = await sse.until((frame) => frame.event === 'approval')
+    assert.deepEqual(frames.at(-1)?.data, {
+      toolCallId: 'call_r',
+      toolName: 'refund',
+      input: { amount: 5 },
+    })
+    assert.deepEqual(executed, [])
+    const approved = await request('POST', '/tool-call/approve', CAROL, { toolCallId: 'call_r' })
+    assert.deepEqual(await approved.json(), { ok: true })
+    const rest = await sse.rest()
+    assert.deepEqual(deltasOf(rest), ['Your 5 are refunded.'])
+    assert.deepEqual(executed, [{ amount: 5 }])
+    const rows = await manager.config.store.listToolCalls(response.headers.get('x-agent-run-id')!)
+    assert.deepEqual(
+      rows.map((row) => [row.toolName, row.status]),
+      [
+        ['handoff_to_billing', 'succeeded'],
+        ['refund', 'succeeded'],
+      ]
+    )
+  })
+
   test('the handed-off agent spends the run-wide step budget: the caller gets no fresh steps', async ({
     assert,
   }) => {
@@ -368,6 +418,15 @@ test.group('Agent handoff', () => {
     assert.throws(
       () => defineConfig({ model: idleModel, actorResolver: actors.header(), agents: [Lost] }),
       'Invalid "handoff[0]" of agent "lost": class Plain is not decorated with @agent({ name, description }) from adonis-atrium/agent'
+    )
+    const early = () => {
+      throw new Error('Cannot access it before initialization')
+    }
+    @agent({ name: 'early', description: 'Early', handoff: [early] })
+    class Early {}
+    assert.throws(
+      () => defineConfig({ model: idleModel, actorResolver: actors.header(), agents: [Early] }),
+      'Invalid "handoff[0]" of agent "early": the function returning the agent class threw (Cannot access it before initialization). Return a class declared before the config is read'
     )
     @agent({ name: 'caller', description: 'Caller', handoff: [BillingAgent] })
     class Caller {}
