@@ -22,6 +22,8 @@ export default class MakeAgent extends BaseCommand {
     const codemods = await this.createCodemods()
     codemods.overwriteExisting = this.force === true
     await codemods.makeUsingStub(stubsRoot, 'make/agent/main.stub', { entity, agentName })
-    this.logger.info(`List ${string.pascalCase(entity.name)}Agent in "agents" of config/agent.ts`)
+    this.logger.info(
+      `${string.pascalCase(entity.name)}Agent is discovered at boot; if config/agent.ts lists "agents", add it there`
+    )
   }
 }

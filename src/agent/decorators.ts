@@ -5,7 +5,8 @@ const SYSTEM_PROMPT = Symbol.for('atrium.agent.systemPrompt')
 const CONTRIBUTOR = Symbol.for('atrium.agent.systemPromptContributor')
 
 /**
- * Declares an agent class. List the class in `agents` of config/agent.ts.
+ * Declares an agent class, found at boot in `app/agents/` or listed in
+ * `agents` of config/agent.ts.
  *
  * ```ts
  * @agent({ name: 'support', description: 'Answers billing questions', tools: ['lookup_invoice'] })

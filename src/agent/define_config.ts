@@ -4,7 +4,9 @@ import type { ConfigProvider } from '@adonisjs/core/types'
 import type { Database } from '@adonisjs/lucid/database'
 import type { LanguageModel } from 'ai'
 import { assertPackagesInstalled } from '../shared/optional_import.ts'
-import { agentOptionsOf, systemPromptMethodOf } from './decorators.ts'
+import { resolveAgentRegistry } from './agent_registry.ts'
+import { discoverAgents } from './discovery.ts'
+import { assertNotHandoffName } from './handoff.ts'
 import { AgentConfigException } from './errors.ts'
 import { isLazyModel } from './model/lazy.ts'
 import { isModelPort } from './model/port.ts'
@@ -17,13 +19,11 @@ import type {
   AgentActor,
   AgentConfigInput,
   AgentStoreFactory,
-  ResolvedAgent,
   ResolvedAgentConfig,
   RolesPolicy,
 } from './types.ts'
 
 const FILE = 'config/agent.ts'
-const AGENT_NAME = /^[a-zA-Z0-9_-]{1,100}$/
 const DEFAULT_MAX_STEPS = 8
 
 function positiveInteger(name: string, value: unknown, fallback?: number): number | undefined {
@@ -131,55 +131,6 @@ function resolveFollowUps(value: AgentConfigInput['followUps']) {
   return { count }
 }
 
-function resolveAgents(config: AgentConfigInput, maxSteps: number): ResolvedAgent[] {
-  if (config.agents !== undefined && !Array.isArray(config.agents)) {
-    throw new AgentConfigException(
-      `Invalid "agents" in ${FILE}: expected an array of agent classes`
-    )
-  }
-  const agents: ResolvedAgent[] = []
-  for (const [index, agentClass] of (config.agents ?? []).entries()) {
-    const options = agentOptionsOf(agentClass)
-    if (!options) {
-      throw new AgentConfigException(
-        `Invalid "agents[${index}]" in ${FILE}: ${typeof agentClass === 'function' ? `class ${agentClass.name}` : JSON.stringify(agentClass)} is not decorated with @agent({ name, description }) from adonis-atrium/agent`
-      )
-    }
-    if (typeof options.name !== 'string' || !AGENT_NAME.test(options.name)) {
-      throw new AgentConfigException(
-        `Invalid agent name ${JSON.stringify(options.name)} on ${agentClass.name} (${FILE}): use letters, digits, "_" or "-"`
-      )
-    }
-    if (agents.some((agent) => agent.name === options.name)) {
-      throw new AgentConfigException(
-        `Two agents are named "${options.name}" in "agents" of ${FILE}: agent names must be unique`
-      )
-    }
-    if (options.tools !== undefined && !Array.isArray(options.tools)) {
-      throw new AgentConfigException(
-        `Invalid "tools" of agent "${options.name}": expected an array of tool names`
-      )
-    }
-    agents.push({
-      name: options.name,
-      description: options.description ?? '',
-      systemPrompt: options.systemPrompt,
-      model: options.model,
-      maxSteps:
-        positiveInteger(`maxSteps of agent "${options.name}"`, options.maxSteps, maxSteps) ??
-        maxSteps,
-      tools: options.tools,
-      agentClass,
-      systemPromptMethod: systemPromptMethodOf(agentClass),
-    })
-  }
-  if (!agents.length) {
-    // Without agent classes the gateway still answers, as the spec's 'default' agent
-    agents.push({ name: 'default', description: 'Default agent', maxSteps })
-  }
-  return agents
-}
-
 /** The governance API options, or undefined when the app mounts none */
 function resolveDashboard(dashboard: AgentConfigInput['dashboard']) {
   if (dashboard === undefined) return undefined
@@ -266,7 +217,6 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   }
   const toolTimeoutMs = positiveInteger('toolTimeoutMs', config.toolTimeoutMs)
   const maxSteps = positiveInteger('maxSteps', config.maxSteps, DEFAULT_MAX_STEPS)!
-  const agents = resolveAgents(config, maxSteps)
 
   if (config.tools !== undefined && !Array.isArray(config.tools)) {
     throw new AgentConfigException(`Invalid "tools" in ${FILE}: expected an array of tools`)
@@ -279,24 +229,31 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
         `Two tools are named "${tool.spec.name}" in "tools" of ${FILE}: tool names must be unique`
       )
     }
+    assertNotHandoffName(tool.spec.name)
     names.add(tool.spec.name)
   }
-  for (const agent of agents) {
-    const unknown = agent.tools?.find((name) => !names.has(name))
-    if (unknown) {
-      throw new AgentConfigException(
-        `Agent "${agent.name}" lists tool "${unknown}", which is not in "tools" of ${FILE}. Add the tool or remove it from the agent's tools`
-      )
-    }
-  }
-
-  let defaultAgent = config.defaultAgent
-  if (defaultAgent !== undefined && !agents.some((agent) => agent.name === defaultAgent)) {
+  if (config.agents !== undefined && !Array.isArray(config.agents)) {
     throw new AgentConfigException(
-      `"defaultAgent" in ${FILE} is "${defaultAgent}", which is not one of the agents: ${agents.map((agent) => agent.name).join(', ')}`
+      `Invalid "agents" in ${FILE}: expected an array of agent classes`
     )
   }
-  defaultAgent ??= agents.length === 1 ? agents[0].name : 'default'
+  if (config.discoverAgents !== undefined && typeof config.discoverAgents !== 'boolean') {
+    throw new AgentConfigException(`Invalid "discoverAgents" in ${FILE}: expected true or false`)
+  }
+  if (config.discoverAgents === true && config.agents !== undefined) {
+    throw new AgentConfigException(
+      `"discoverAgents: true" and "agents" are both set in ${FILE}: agents come either from the list or from app/agents/. Remove one of them`
+    )
+  }
+  const registryOptions = { maxSteps, toolNames: names, defaultAgent: config.defaultAgent }
+  // A list in the config wins; without one the classes of app/agents/ are found at boot
+  const listed =
+    config.agents !== undefined || config.discoverAgents === false
+      ? resolveAgentRegistry(config.agents ?? [], {
+          ...registryOptions,
+          source: { kind: 'config' },
+        })
+      : undefined
 
   const sse = {
     heartbeatMs: positiveInteger('sse.heartbeatMs', config.sse?.heartbeatMs, 15_000)!,
@@ -326,6 +283,15 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
     config.modelMaxRetries === 0 ? 0 : positiveInteger('modelMaxRetries', config.modelMaxRetries, 2)
 
   return configProvider.create(async (app): Promise<ResolvedAgentConfig> => {
+    let registry = listed
+    if (!registry) {
+      const { classes, files } = await discoverAgents(app)
+      registry = resolveAgentRegistry(classes, {
+        ...registryOptions,
+        source: { kind: 'discovered', files },
+      })
+    }
+    const { agents, defaultAgent } = registry
     let model
     if (isModelPort(config.model)) {
       model = config.model

@@ -4,6 +4,7 @@
 export { defineConfig, actors, stores, defaultRolesPolicy } from './define_config.ts'
 export { agent, systemPrompt, systemPromptContributor } from './decorators.ts'
 export { defineTool } from './tools.ts'
+export { MAX_DELEGATION_DEPTH } from './handoff.ts'
 export { AgentManager } from './manager.ts'
 export { AiSdkModel, usageFromAiSdk } from './model/ai_sdk.ts'
 export { models } from './model/lazy.ts'

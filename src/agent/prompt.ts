@@ -2,6 +2,7 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import { contributorMethodOf } from './decorators.ts'
 import { AgentConfigException } from './errors.ts'
 import type { ModelMessage } from './model/port.ts'
+import type { MessageRow } from './store/contract.ts'
 import type {
   AgentActor,
   ResolvedAgent,
@@ -105,4 +106,35 @@ export function withPageContext(
     text: `${question.text}\n\n<page_context>\n${JSON.stringify(pageContext)}\n</page_context>`,
   }
   return copy
+}
+
+/**
+ * Rebuilds the model's view of a thread. An assistant turn whose tool calls
+ * never got results (a run cancelled mid-tool) gets a synthetic refusal, as
+ * providers reject a tool call without its result.
+ */
+export function historyOf(rows: MessageRow[]): ModelMessage[] {
+  const messages: ModelMessage[] = []
+  for (const [index, row] of rows.entries()) {
+    if (row.role === 'user') {
+      messages.push({ role: 'user', text: row.content })
+    } else if (row.role === 'assistant') {
+      const toolCalls = row.toolCalls ?? []
+      messages.push({ role: 'assistant', text: row.content, toolCalls })
+      const next = rows[index + 1]
+      if (toolCalls.length && next?.role !== 'tool') {
+        messages.push({
+          role: 'tool',
+          results: toolCalls.map((call) => ({
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            output: { error: 'not_run', message: 'This tool call did not run' },
+          })),
+        })
+      }
+    } else {
+      messages.push({ role: 'tool', results: row.toolResults ?? [] })
+    }
+  }
+  return messages
 }

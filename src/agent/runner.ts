@@ -2,7 +2,8 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
 import { publishAgentEvent } from './diagnostics.ts'
-import { buildSystemPrompt, withPageContext } from './prompt.ts'
+import { buildSystemPrompt, historyOf, withPageContext } from './prompt.ts'
+import { dispatchHandoff, handoffTargets, handoffToolSpec } from './handoff.ts'
 import { FOLLOW_UPS_SYSTEM, followUpMessages, parseFollowUps } from './follow_ups.ts'
 import type {
   ModelMessage,
@@ -38,37 +39,6 @@ export interface TurnRequest {
   pageContext?: Record<string, unknown>
 }
 
-/**
- * Rebuilds the model's view of a thread. An assistant turn whose tool calls
- * never got results (a run cancelled mid-tool) gets a synthetic refusal, as
- * providers reject a tool call without its result.
- */
-export function historyOf(rows: MessageRow[]): ModelMessage[] {
-  const messages: ModelMessage[] = []
-  for (const [index, row] of rows.entries()) {
-    if (row.role === 'user') {
-      messages.push({ role: 'user', text: row.content })
-    } else if (row.role === 'assistant') {
-      const toolCalls = row.toolCalls ?? []
-      messages.push({ role: 'assistant', text: row.content, toolCalls })
-      const next = rows[index + 1]
-      if (toolCalls.length && next?.role !== 'tool') {
-        messages.push({
-          role: 'tool',
-          results: toolCalls.map((call) => ({
-            toolCallId: call.toolCallId,
-            toolName: call.toolName,
-            output: { error: 'not_run', message: 'This tool call did not run' },
-          })),
-        })
-      }
-    } else {
-      messages.push({ role: 'tool', results: row.toolResults ?? [] })
-    }
-  }
-  return messages
-}
-
 /** The UTC day quotas and usage rows are kept by */
 export function today() {
   return new Date().toISOString().slice(0, 10)
@@ -76,6 +46,26 @@ export function today() {
 
 /** The actor's daily budget cannot hold another model call */
 class QuotaExceededError extends Error {}
+
+/** The model steps of one run: the turn's agent and the agents it hands off to share them */
+interface StepBudget {
+  used: number
+  limit: number
+}
+
+type ToolResult = { toolCallId: string; toolName: string; output: unknown }
+
+/** One agent's part of a turn: the turn's agent (depth 0), or one handed a task */
+interface AgentPass {
+  agent: ResolvedAgent
+  depth: number
+  /** The conversation it answers; the steps are appended to it */
+  messages: ModelMessage[]
+  /** The turn's agent only: stream the text, store the assistant and tool messages */
+  onDelta?(text: string): void
+  onStep?(text: string, calls: ModelToolCall[]): Promise<void>
+  onResults?(results: ToolResult[]): Promise<void>
+}
 
 /**
  * The gateway's own loop: one model step at a time; every tool call comes
@@ -113,7 +103,8 @@ export class TurnRunner {
   async run(request: TurnRequest): Promise<void> {
     const { runId, thread, actor, agent, log, signal, store } = request
     const model = agent.model ?? this.#config.model.label
-    let steps = 0
+    // One budget for the run: an agent handed a task spends the steps of the turn's agent
+    const budget: StepBudget = { used: 0, limit: agent.maxSteps }
     publishAgentEvent('run.started', {
       runId,
       threadId: thread.id,
@@ -122,106 +113,53 @@ export class TurnRunner {
     })
     // The store records the end first, so a subscriber reading the run sees it finished
     const finish = async (outcome: Omit<RunOutcome, 'model' | 'steps'>) => {
-      await store.finishRun(runId, { ...outcome, steps, model })
+      await store.finishRun(runId, { ...outcome, steps: budget.used, model })
       publishAgentEvent('run.finished', {
         runId,
         threadId: thread.id,
         agentName: agent.name,
         status: outcome.status,
         errorCode: outcome.errorCode ?? null,
-        steps,
+        steps: budget.used,
       })
     }
     try {
-      const system = await buildSystemPrompt(this.#app, this.#config, agent, {
-        actor,
-        threadId: thread.id,
-        pageContext: request.pageContext,
-      })
-      const { allowed, declared } = await this.toolsFor(agent, actor)
       const history = historyOf(await store.listMessages(thread.id))
-      const messages = withPageContext(history, request.pageContext)
-      const tools = declared.map((tool) => ({
-        name: tool.spec.name,
-        description: tool.spec.description,
-        inputSchema: tool.spec.inputSchema,
-      }))
-
       let answer: MessageRow | null = null
-      while (steps < agent.maxSteps) {
-        const reservation = await this.#reserve(store, actor)
-        steps++
-        let text = ''
-        const calls: ModelToolCall[] = []
-        try {
-          await this.#callModel(
-            request,
-            reservation,
-            'step',
-            steps,
-            { system, messages, tools },
-            (event) => {
-              if (event.type === 'text-delta') {
-                text += event.text
-                log.append({ data: { delta: event.text } })
-              } else {
-                calls.push({
-                  toolCallId: event.toolCallId,
-                  toolName: event.toolName,
-                  input: event.input,
-                })
-              }
-            }
-          )
-        } finally {
-          if (text || calls.length) {
-            const appended = await store.appendMessage({
-              threadId: thread.id,
-              runId,
-              role: 'assistant',
-              content: text,
-              toolCalls: calls,
-            })
-            answer = calls.length ? null : appended
-          }
-        }
-        messages.push({ role: 'assistant', text, toolCalls: calls })
-        if (!calls.length) break
-
-        const results: Array<{ toolCallId: string; toolName: string; output: unknown }> = []
-        const lastStep = steps >= agent.maxSteps
-        for (const call of calls) {
-          const output = lastStep
-            ? await this.#skip(store, runId, thread.id, actor, call)
-            : await this.#executor.execute(call, {
-                store,
-                runId,
-                threadId: thread.id,
-                actor,
-                tools: allowed,
-                signal,
-                approvals: request.approvals,
-                announce: (frame) => log.append({ event: 'approval', data: frame }),
-              })
-          results.push({ toolCallId: call.toolCallId, toolName: call.toolName, output })
-        }
-        await store.appendMessage({
-          threadId: thread.id,
-          runId,
-          role: 'tool',
-          content: '',
-          toolResults: results,
-        })
-        messages.push({ role: 'tool', results })
-      }
+      const messages = withPageContext(history, request.pageContext)
+      await this.#steps(request, budget, {
+        agent,
+        depth: 0,
+        messages,
+        onDelta: (text) => log.append({ data: { delta: text } }),
+        onStep: async (text, calls) => {
+          const appended = await store.appendMessage({
+            threadId: thread.id,
+            runId,
+            role: 'assistant',
+            content: text,
+            toolCalls: calls,
+          })
+          answer = calls.length ? null : appended
+        },
+        onResults: async (results) => {
+          await store.appendMessage({
+            threadId: thread.id,
+            runId,
+            role: 'tool',
+            content: '',
+            toolResults: results,
+          })
+        },
+      })
 
       const followUps =
         this.#config.followUps && answer
-          ? await this.#followUps(request, messages, answer, steps + 1)
+          ? await this.#followUps(request, messages, answer, budget.used + 1)
           : undefined
       await finish({ status: 'done' })
       log.append({ event: 'done', data: followUps ? { followUps } : {} })
-      debug('run %s done after %d step(s)', runId, steps)
+      debug('run %s done after %d step(s)', runId, budget.used)
     } catch (error) {
       if (error instanceof QuotaExceededError) {
         debug('run %s stopped by the daily quota', runId)
@@ -245,19 +183,123 @@ export class TurnRunner {
   }
 
   /**
+   * One agent's model steps, until it answers without a tool call (its text
+   * is returned) or its own `maxSteps` or the run's budget is spent (null).
+   * Tool calls go through the executor, handoff calls run their agent here.
+   */
+  async #steps(turn: TurnRequest, budget: StepBudget, pass: AgentPass): Promise<string | null> {
+    const { runId, thread, actor, store, signal } = turn
+    const { agent, messages } = pass
+    const system = await buildSystemPrompt(this.#app, this.#config, agent, {
+      actor,
+      threadId: thread.id,
+      pageContext: turn.pageContext,
+    })
+    const { allowed, declared } = await this.toolsFor(agent, actor)
+    const handoffs = handoffTargets(agent, this.#config.agents)
+    const tools = [
+      ...declared.map((tool) => ({
+        name: tool.spec.name,
+        description: tool.spec.description,
+        inputSchema: tool.spec.inputSchema,
+      })),
+      ...[...handoffs.values()].map(handoffToolSpec),
+    ]
+    const handoffScope = {
+      store,
+      runId,
+      threadId: thread.id,
+      actor,
+      signal,
+      depth: pass.depth,
+      maxMessageLength: this.#config.maxMessageLength,
+      // The agent handed a task sees only that task, and streams nothing
+      runAgent: (target: ResolvedAgent, depth: number, task: string) =>
+        this.#steps(turn, budget, {
+          agent: target,
+          depth,
+          messages: [{ role: 'user', text: task }],
+        }),
+    }
+
+    let ownSteps = 0
+    while (ownSteps < agent.maxSteps && budget.used < budget.limit) {
+      const reservation = await this.#reserve(store, actor)
+      ownSteps++
+      budget.used++
+      let text = ''
+      const calls: ModelToolCall[] = []
+      try {
+        await this.#callModel(
+          turn,
+          agent,
+          reservation,
+          'step',
+          budget.used,
+          { system, messages, tools },
+          (event) => {
+            if (event.type === 'text-delta') {
+              text += event.text
+              pass.onDelta?.(event.text)
+            } else {
+              calls.push({
+                toolCallId: event.toolCallId,
+                toolName: event.toolName,
+                input: event.input,
+              })
+            }
+          }
+        )
+      } finally {
+        if (text || calls.length) await pass.onStep?.(text, calls)
+      }
+      messages.push({ role: 'assistant', text, toolCalls: calls })
+      if (!calls.length) return text
+
+      const results: ToolResult[] = []
+      const lastStep = ownSteps >= agent.maxSteps || budget.used >= budget.limit
+      for (const call of calls) {
+        const target = handoffs.get(call.toolName)
+        let output: unknown
+        if (lastStep) {
+          output = await this.#executor.skip(call, { store, runId, threadId: thread.id, actor })
+        } else if (target) {
+          output = await dispatchHandoff(call, target, handoffScope)
+        } else {
+          output = await this.#executor.execute(call, {
+            store,
+            runId,
+            threadId: thread.id,
+            actor,
+            tools: allowed,
+            signal,
+            approvals: turn.approvals,
+            announce: (frame) => turn.log.append({ event: 'approval', data: frame }),
+          })
+        }
+        results.push({ toolCallId: call.toolCallId, toolName: call.toolName, output })
+      }
+      await pass.onResults?.(results)
+      messages.push({ role: 'tool', results })
+    }
+    return null
+  }
+
+  /**
    * One model call: streams its events to `onEvent`, then releases the
    * quota hold, charges what it used and writes its priced usage row, a
    * failed call included.
    */
   async #callModel(
     turn: TurnRequest,
+    agent: ResolvedAgent,
     reservation: { day: string; tokens: number } | null,
     kind: UsageInput['kind'],
     step: number,
     request: Omit<ModelStepRequest, 'signal'>,
     onEvent: (event: Exclude<ModelStepEvent, { type: 'finish' }>) => void
   ) {
-    const { runId, thread, actor, agent, store } = turn
+    const { runId, thread, actor, store } = turn
     let usage: TokenUsage = UNKNOWN_USAGE
     try {
       for await (const event of this.#config.model.streamStep({
@@ -318,7 +360,7 @@ export class TurnRunner {
         messages: followUpMessages(history, count),
         tools: [],
       }
-      await this.#callModel(turn, reservation, 'follow_ups', step, request, (event) => {
+      await this.#callModel(turn, turn.agent, reservation, 'follow_ups', step, request, (event) => {
         if (event.type === 'text-delta') text += event.text
       })
       followUps = parseFollowUps(text, count)
@@ -341,36 +383,5 @@ export class TurnRunner {
     const held = await store.reserveQuota(actor.id, day, quota.reserveTokens, quota.limitTokens)
     if (!held) throw new QuotaExceededError()
     return { day, tokens: quota.reserveTokens }
-  }
-
-  /** The step limit was reached: the call is recorded as skipped and never runs */
-  async #skip(
-    store: ThreadStore,
-    runId: string,
-    threadId: string,
-    actor: AgentActor,
-    call: ModelToolCall
-  ) {
-    const output = {
-      error: 'max_steps',
-      message: 'The step limit was reached before this tool could run',
-    }
-    const claim = await store.claimToolCall({
-      runId,
-      threadId,
-      actorRef: actor.id,
-      toolCallId: call.toolCallId,
-      toolName: call.toolName.slice(0, 64),
-      input: call.input ?? null,
-      status: 'skipped',
-    })
-    if (claim.claimed) {
-      await store.finishToolCall(runId, call.toolCallId, {
-        status: 'skipped',
-        output,
-        errorCode: 'max_steps',
-      })
-    }
-    return output
   }
 }

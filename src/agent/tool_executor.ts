@@ -224,4 +224,32 @@ export class ToolExecutor {
       scope.signal.removeEventListener('abort', onRunAbort)
     }
   }
+
+  /** The step limit was reached: the call is recorded as skipped and never runs */
+  async skip(
+    call: ModelToolCall,
+    scope: Pick<ToolCallScope, 'store' | 'runId' | 'threadId' | 'actor'>
+  ) {
+    const output = {
+      error: 'max_steps',
+      message: 'The step limit was reached before this tool could run',
+    }
+    const claim = await scope.store.claimToolCall({
+      runId: scope.runId,
+      threadId: scope.threadId,
+      actorRef: scope.actor.id,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName.slice(0, 64),
+      input: call.input ?? null,
+      status: 'skipped',
+    })
+    if (claim.claimed) {
+      await scope.store.finishToolCall(scope.runId, call.toolCallId, {
+        status: 'skipped',
+        output,
+        errorCode: 'max_steps',
+      })
+    }
+    return output
+  }
 }

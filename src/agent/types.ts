@@ -78,6 +78,12 @@ export interface AgentOptions {
   maxSteps?: number
   /** Allow-list of tool names; omitted means every tool the actor's roles allow */
   tools?: string[]
+  /**
+   * Agents this one may hand a turn to, each exposed to the model as the tool
+   * `handoff_to_<name>`. A thunk (`() => BillingAgent`) refers to a class
+   * declared later in the file or in a module that imports this one.
+   */
+  handoff?: Array<AgentClass | (() => AgentClass)>
 }
 
 /** What a system prompt contributor is told about the turn */
@@ -159,8 +165,16 @@ export interface AgentConfigInput {
   model: LazyModel | LanguageModel | ModelPort
   /** Resolves the acting actor; see `actors.auth()` and `actors.header()` */
   actorResolver: ActorResolver
-  /** Agent classes decorated with `@agent()` */
+  /**
+   * Agent classes decorated with `@agent()`. Omitted, the `@agent()` classes
+   * exported by the modules of `app/agents/` are discovered at boot
+   */
   agents?: AgentClass[]
+  /**
+   * Discover `@agent()` classes in `app/agents/` at boot; true by default
+   * when `agents` is omitted, and cannot be true with `agents`
+   */
+  discoverAgents?: boolean
   /** Functional or class tools */
   tools?: AgentToolDefinition[]
   /** Persistence; defaults to `stores.lucid()` (the app's default connection) */
@@ -234,6 +248,8 @@ export interface ResolvedAgent {
   model?: string
   maxSteps: number
   tools?: string[]
+  /** Names of the agents it may hand a turn to */
+  handoff: string[]
   agentClass?: AgentClass
   /** The method marked `@systemPrompt()` */
   systemPromptMethod?: string | symbol

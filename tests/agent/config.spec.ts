@@ -73,7 +73,7 @@ test.group('Agent config', () => {
     ],
     [
       'an unknown defaultAgent',
-      { defaultAgent: 'ghost' },
+      { agents: [], defaultAgent: 'ghost' },
       '"defaultAgent" in config/agent.ts is "ghost", which is not one of the agents: default',
     ],
     [

@@ -28,7 +28,10 @@ test.group('make:agent-tool', () => {
     assert.include(source, 'requiresApproval: false')
 
     const { refundOrder } = await importGenerated(fs.basePath, source)
-    const { chat, fake } = await agentApp({ config: { tools: [refundOrder] } })
+    // The scaffold stays in app/agents/ importing adonis-atrium, which this app cannot resolve
+    const { chat, fake } = await agentApp({
+      config: { tools: [refundOrder], discoverAgents: false },
+    })
     fake.reply(
       { toolCalls: [{ id: 'call_g', name: 'refund_order', input: { id: 'A7' } }] },
       { text: ['Done.'] }
@@ -53,7 +56,9 @@ test.group('make:agent-tool', () => {
 
     const { default: CloseAccountTool } = await importGenerated(fs.basePath, source)
     assert.deepEqual(CloseAccountTool.spec.requiresApproval, true)
-    const { chat, fake } = await agentApp({ config: { tools: [CloseAccountTool] } })
+    const { chat, fake } = await agentApp({
+      config: { tools: [CloseAccountTool], discoverAgents: false },
+    })
     fake.reply({ toolCalls: [{ id: 'call_c', name: 'close_account', input: { id: 'U1' } }] })
     const { sse } = await chat({ message: 'close U1' })
     const frames = await sse.until((frame) => frame.event === 'approval')

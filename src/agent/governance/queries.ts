@@ -1,4 +1,5 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import { HANDOFF_TOOL_PREFIX, toolTypeOf } from '../handoff.ts'
 import { AGENT_TABLES, toDate } from '../store/lucid.ts'
 
 /** A day range, both ends inclusive, as `YYYY-MM-DD` */
@@ -34,8 +35,8 @@ export interface ToolCallActivityRow {
   threadId: string
   actorRef: string
   toolName: string
-  /** `tool` for every call in this version (handoff tools are not built) */
-  toolType: 'tool'
+  /** `handoff` for a call handing the task to another agent (`handoff_to_<name>`) */
+  toolType: 'tool' | 'handoff'
   status: string
   errorCode: string | null
   executionMs: number | null
@@ -116,7 +117,7 @@ function toolCallRow(row: any): ToolCallActivityRow {
     threadId: row.thread_id,
     actorRef: row.actor_ref,
     toolName: row.tool_name,
-    toolType: 'tool',
+    toolType: toolTypeOf(row.tool_name),
     status: row.status,
     errorCode: row.error_code,
     executionMs: row.execution_ms === null ? null : Number(row.execution_ms),
@@ -198,8 +199,20 @@ export class LucidGovernanceQueries {
       if (where.toolName !== undefined) query.where('tool_name', where.toolName)
       if (where.status !== undefined) query.where('status', where.status)
       if (where.threadId !== undefined) query.where('thread_id', where.threadId)
-      // Every call of this version is a plain tool call
-      if (where.toolType !== undefined && where.toolType !== 'tool') query.whereRaw('1 = 0')
+      // A handoff is recorded under its tool name, which only handoffs may start with
+      if (where.toolType === 'handoff') {
+        query.whereRaw('substr(tool_name, 1, ?) = ?', [
+          HANDOFF_TOOL_PREFIX.length,
+          HANDOFF_TOOL_PREFIX,
+        ])
+      } else if (where.toolType === 'tool') {
+        query.whereRaw('substr(tool_name, 1, ?) <> ?', [
+          HANDOFF_TOOL_PREFIX.length,
+          HANDOFF_TOOL_PREFIX,
+        ])
+      } else if (where.toolType !== undefined) {
+        query.whereRaw('1 = 0')
+      }
       return applyDays(query, 'created_at', where)
     }
     return this.#page(
