@@ -20,13 +20,19 @@ class ExceptionHandlerProvider {
 const login = (username: string, password: string) =>
   username === 'ada' && password === 'lovelace' ? { id: '1', name: 'Ada' } : null
 
-/** Host routes: one running a query and logging a line, one logging markup */
+/** Host routes: one running a query twice and logging a line, plain ones, a failing one, one logging markup */
 function hostRoutes(router: Router) {
   router.get('/orders/:id', async (ctx) => {
     const db = await ctx.containerResolver.make('lucid.db')
     await db.rawQuery('select ? as shipment_marker', [ctx.params.id])
+    await db.rawQuery('select ? as shipment_marker', [ctx.params.id])
     ctx.logger.info('order %s shipped to Lisbon', ctx.params.id)
     return { ok: true }
+  })
+  router.get('/ping', async () => 'pong')
+  router.post('/ping', async () => 'pong')
+  router.get('/boom/:id', async (ctx) => {
+    throw new Error(`kaboom ${ctx.params.id}`)
   })
   router.get('/hostile', async (ctx) => {
     ctx.logger.info('<img src=x onerror="window.__pwned=1"> sneaky')
@@ -217,20 +223,26 @@ test.group('Console dashboard in a real browser', (group) => {
     ])
     assert.match(tab.url(), /#\/entries\/\w+$/)
 
-    // its batch: the request, the query it ran, the line it logged, in order, with bars
+    // its batch: the request, the query it ran twice, the line it logged, in order, with bars
     await tab.getByRole('link', { name: 'Batch timeline' }).click()
-    await tab.locator('table.timeline tbody tr').nth(2).waitFor()
+    await tab.locator('table.timeline tbody tr').nth(3).waitFor()
     const rows = tab.locator('table.timeline tbody tr')
     assert.deepEqual(
       await rows.evaluateAll((elements) => elements.map((row) => (row as any).dataset.type)),
-      ['request', 'query', 'log']
+      ['request', 'query', 'query', 'log']
     )
     assert.deepEqual(await texts(tab, 'table.timeline td.summary a'), [
       'GET /orders/42',
       'select ? as shipment_marker',
+      'select ? as shipment_marker',
       'info: order 42 shipped to Lisbon',
     ])
-    assert.equal(await tab.locator('table.timeline .bar').count(), 3)
+    assert.equal(await tab.locator('table.timeline .bar').count(), 4)
+    assert.deepEqual(await texts(tab, 'main .tag.warn'), [
+      '2 duplicated queries',
+      '×2 duplicate',
+      '×2 duplicate',
+    ])
 
     // search by a word of the log message
     await tab.getByRole('searchbox', { name: 'Search entries' }).fill('lisbon')
@@ -284,5 +296,73 @@ test.group('Console dashboard in a real browser', (group) => {
     await context.clearCookies()
     await tab.getByRole('link', { name: 'Queries' }).click()
     await tab.locator('form.login').waitFor()
+  })
+
+  test('filters narrow a list, "Load more" follows the cursor, exceptions are grouped', async ({
+    assert,
+  }) => {
+    const { url, flush } = await dashboardApp()
+    for (let index = 0; index < 52; index++) await fetch(`${url}/ping`)
+    for (let index = 0; index < 2; index++) await fetch(`${url}/ping`, { method: 'POST' })
+    for (const id of ['1', '2']) await fetch(`${url}/boom/${id}`)
+    await flush()
+    const { tab } = await open(url)
+    await signIn(tab, 'lovelace')
+
+    const rows = tab.locator('table.entries tbody tr')
+    await rows.nth(49).waitFor()
+    assert.equal(await rows.count(), 50)
+    await tab.getByRole('button', { name: 'Load more' }).click()
+    await rows.nth(55).waitFor()
+    const links = await tab
+      .locator('table.entries td.summary a')
+      .evaluateAll((elements) =>
+        elements.map((link) => (link as any).getAttribute('href') as string)
+      )
+    assert.lengthOf(links, 56)
+    assert.equal(new Set(links).size, 56)
+    assert.equal(await tab.getByRole('button', { name: 'Load more' }).count(), 0)
+
+    await tab.locator('.filters select[name="method"]').selectOption('POST')
+    await tab.getByRole('button', { name: 'Apply' }).click()
+    await tab.waitForFunction(() => (globalThis as any).location.hash === '#/requests?method=POST')
+    await tab.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('table.entries tbody tr').length === 2
+    )
+    assert.deepEqual(await texts(tab, 'table.entries td.summary'), ['POST /ping', 'POST /ping'])
+
+    await tab.goto(`${url}/console#/requests?status=5xx`)
+    await tab.getByRole('link', { name: 'GET /boom/1' }).waitFor()
+    assert.deepEqual(await texts(tab, 'table.entries td.summary'), ['GET /boom/2', 'GET /boom/1'])
+    assert.equal(await tab.locator('.filters input[name="status"]').inputValue(), '5xx')
+
+    await tab.getByRole('link', { name: 'Exceptions' }).click()
+    await tab.locator('table.families tbody tr').first().waitFor()
+    const family = await tab.locator('table.families tbody tr').allTextContents()
+    assert.lengthOf(family, 1)
+    assert.match(family[0], /^2Error/)
+  })
+
+  test('in session mode the auth screen offers "continue with my account"', async ({ assert }) => {
+    const { url } = await dashboardApp({
+      dashboardAuth: {
+        secret: SECRET,
+        session: (ctx) =>
+          ctx.request.header('cookie')?.includes('host_session=ok')
+            ? { id: '7', name: 'Grace' }
+            : null,
+      },
+    })
+    const { context, tab } = await open(url)
+    const button = tab.getByRole('button', { name: 'Continue with my account' })
+    await button.waitFor()
+    assert.equal(await tab.locator('form.login').count(), 0)
+    await button.click()
+    await tab.getByRole('alert').waitFor()
+
+    await context.addCookies([{ name: 'host_session', value: 'ok', url }])
+    await button.click()
+    await tab.getByRole('button', { name: 'Sign out' }).waitFor()
+    assert.include(await tab.locator('header .user').textContent(), 'Grace')
   })
 })

@@ -12,9 +12,10 @@ interface Span {
 }
 
 /**
- * Entries are stamped when they finish; one with a duration started that
- * long before. The batch starts at the earliest start and ends at the latest
- * finish.
+ * Entries are stamped (to the millisecond) when they finish; one with a
+ * duration started that long before. The request encloses everything its
+ * batch did, so it comes first and its start is the axis' zero, even when
+ * the stamps' rounding puts a child a fraction of a millisecond earlier.
  */
 function spans(entries: Entry[]) {
   const sqlCounts = new Map<string, number>()
@@ -24,18 +25,24 @@ function spans(entries: Entry[]) {
       sqlCounts.set(sql, (sqlCounts.get(sql) ?? 0) + 1)
     }
   }
-  const starts = entries.map((entry) => entry.createdAt - (entry.durationMs ?? 0))
-  const begin = Math.min(...starts)
+  const startOf = (entry: Entry) => entry.createdAt - (entry.durationMs ?? 0)
+  const request = entries.find((entry) => entry.type === 'request')
+  const begin = request ? startOf(request) : Math.min(...entries.map(startOf))
   const end = Math.max(...entries.map((entry) => entry.createdAt))
   const total = Math.max(end - begin, 1)
-  const list: Span[] = entries.map((entry, index) => ({
+  const list: Span[] = entries.map((entry) => ({
     entry,
-    offset: starts[index] - begin,
+    offset: Math.max(startOf(entry) - begin, 0),
     length: entry.durationMs ?? 0,
     duplicates:
       entry.type === 'query' ? (sqlCounts.get(String(entry.content.sql ?? entry.summary)) ?? 0) : 0,
   }))
-  list.sort((a, b) => a.offset - b.offset || a.entry.id.localeCompare(b.entry.id))
+  list.sort(
+    (a, b) =>
+      Number(b.entry === request) - Number(a.entry === request) ||
+      a.offset - b.offset ||
+      a.entry.id.localeCompare(b.entry.id)
+  )
   return { list, total }
 }
 
