@@ -62,13 +62,16 @@ async function readBuilt(): Promise<ConsoleUiAssets> {
  */
 async function bundleFromSource(): Promise<ConsoleUiAssets> {
   const script = new URL('../../../scripts/build_console_ui.ts', import.meta.url).href
-  const { bundleConsoleUi } = (await import(script)) as {
-    bundleConsoleUi(): Promise<{
-      manifest: ConsoleUiManifest
-      files: { name: string; contents: Uint8Array }[]
-    }>
+  let bundle: { manifest: ConsoleUiManifest; files: { name: string; contents: Uint8Array }[] }
+  try {
+    const { bundleConsoleUi } = await import(script)
+    bundle = await bundleConsoleUi()
+  } catch (error) {
+    throw new ConsoleUiMissingException(
+      `The console UI could not be bundled from its sources (esbuild is a devDependency): ${(error as Error).message}`,
+      { cause: error }
+    )
   }
-  const bundle = await bundleConsoleUi()
   return {
     manifest: bundle.manifest,
     files: new Map(bundle.files.map((file) => asset(file.name, file.contents))),
