@@ -252,6 +252,21 @@ test.group('Console dashboard in a real browser', (group) => {
       'info: order 42 shipped to Lisbon',
       'info: order 41 shipped to Lisbon',
     ])
+    // narrowed to one type
+    await tab.goto(`${url}/console#/search?q=42`)
+    await tab.getByRole('link', { name: 'GET /orders/42' }).waitFor()
+    assert.deepEqual(await texts(tab, 'table.entries td.summary'), [
+      'info: order 42 shipped to Lisbon',
+      'GET /orders/42',
+    ])
+    await tab.locator('.filters select[name="type"]').selectOption('request')
+    await tab.getByRole('button', { name: 'Apply' }).click()
+    await tab.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('table.entries tbody tr').length === 1
+    )
+    assert.deepEqual(await texts(tab, 'table.entries td.summary'), ['GET /orders/42'])
+    await tab.goBack()
+    await tab.goBack()
     await tab.getByRole('link', { name: 'info: order 41 shipped to Lisbon' }).click()
     await tab.locator('dl.fields').waitFor()
     assert.deepEqual(await texts(tab, 'dl.fields dd'), ['info', 'order 41 shipped to Lisbon'])

@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react'
 import type { EntryPage, EntrySummary } from './api.ts'
 import { duration, statusClass, time } from './format.ts'
 import { href, navigate } from './router.ts'
-import type { Filter } from './screens.ts'
+import { LIST_SCREENS, type Filter } from './screens.ts'
 
 const PAGE_SIZE = '50'
 
@@ -136,6 +136,16 @@ export function FilterBar(props: {
   return (
     <form className="filters" onSubmit={submit} key={props.params.toString()}>
       <input name="q" type="search" placeholder="Search words" defaultValue={value('q')} />
+      {props.filters.includes('type') && (
+        <select name="type" defaultValue={value('type')} aria-label="Type">
+          <option value="">Every type</option>
+          {LIST_SCREENS.map((screen) => (
+            <option key={screen.type} value={screen.type}>
+              {screen.label}
+            </option>
+          ))}
+        </select>
+      )}
       {props.filters.includes('status') && (
         <input
           name="status"

@@ -10,6 +10,8 @@ const CHART_HEIGHT = 160
 /** Requests (and errors within them) per minute as bars, in an SVG sized by its viewBox */
 function ThroughputChart(props: { series: Health['throughput']['series'] }) {
   const { series } = props
+  const first = series[0]
+  const last = series.at(-1)
   const peak = Math.max(1, ...series.map((point) => point.requests))
   const slot = CHART_WIDTH / Math.max(series.length, 1)
   const height = (value: number) => (value / peak) * (CHART_HEIGHT - 20)
@@ -24,6 +26,11 @@ function ThroughputChart(props: { series: Health['throughput']['series'] }) {
       <text x="4" y="12" className="label">
         {peak} / min
       </text>
+      {first && last && (
+        <text x={CHART_WIDTH - 4} y="12" className="label" textAnchor="end">
+          {time(first.minute)} to {time(last.minute)}
+        </text>
+      )}
       {series.map((point, index) => (
         <g key={point.minute}>
           <title>{`${time(point.minute)}: ${point.requests} requests, ${point.errors} errors`}</title>

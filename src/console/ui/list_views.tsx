@@ -60,7 +60,7 @@ export function SearchView(props: { params: URLSearchParams }) {
   return (
     <>
       <h2>Search</h2>
-      <FilterBar segments={['search']} filters={[]} params={params} />
+      <FilterBar segments={['search']} filters={['type']} params={params} />
       {q ? (
         <EntryTable {...pages} showType onMore={pages.loadMore} />
       ) : (

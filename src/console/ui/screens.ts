@@ -1,6 +1,6 @@
 import type { EntryType } from './api.ts'
 
-export type Filter = 'status' | 'method' | 'slow' | 'tag'
+export type Filter = 'status' | 'method' | 'slow' | 'tag' | 'type'
 
 /** One list screen per entry type: its API path and the filters worth offering */
 export interface ListScreen {
