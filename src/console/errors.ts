@@ -108,3 +108,12 @@ export const E_CONSOLE_SEARCH_UNAVAILABLE = ConsoleSearchUnavailableException
 export const E_CONSOLE_INVALID_REPORT = ConsoleInvalidReportException
 export const E_CONSOLE_REPORT_TOO_LARGE = ConsoleReportTooLargeException
 export const E_CONSOLE_RATE_LIMITED = ConsoleRateLimitedException
+
+/**
+ * The dashboard's built assets (build/console-ui) are not where the package
+ * expects them, as in a checkout compiled without `npm run build`: 500.
+ */
+export class ConsoleUiMissingException extends AtriumException {
+  static status = 500
+  static code = 'E_CONSOLE_UI_MISSING'
+}

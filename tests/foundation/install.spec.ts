@@ -148,6 +148,9 @@ test.group('Packed tarball in a fresh AdonisJS 7 app', (group) => {
       shipped.some((path) => /^(tests|build\/tests|src)\//.test(path)),
       'ships only the build'
     )
+    // the console dashboard's hashed assets, built with the package
+    assert.include(shipped, 'build/console-ui/manifest.json')
+    assert.isTrue(shipped.some((path) => /^build\/console-ui\/console-\w+\.js$/.test(path)))
     // the license, and every docs/ page the README links to
     assert.includeMembers(shipped, ['LICENSE', 'README.md', 'package.json'])
     const readme = await readFile(new URL('README.md', REPO_ROOT), 'utf8')
@@ -185,6 +188,22 @@ test.group('Packed tarball in a fresh AdonisJS 7 app', (group) => {
         maxBuffer: 32 * 1024 * 1024,
       }
     )
+
+    // the installed package's compiled console finds its assets where it is installed
+    const assets = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { consoleUiAssets } = await import(${JSON.stringify(`${appDir}/node_modules/adonis-atrium/build/src/console/http/ui_assets.js`)})
+const { manifest, files } = await consoleUiAssets()
+console.log(JSON.stringify({ manifest, sizes: [...files.values()].map((file) => file.body.length) }))`,
+      ],
+      { cwd: appDir }
+    )
+    const loaded = JSON.parse(assets.stdout)
+    assert.match(loaded.manifest.script, /^console-\w+\.js$/)
+    assert.isTrue(loaded.sizes.every((size: number) => size > 0))
 
     const configured = await run(
       process.execPath,

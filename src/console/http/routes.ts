@@ -5,13 +5,14 @@ import { ClientErrorsController } from './client_errors_controller.ts'
 import { EntriesController } from './entries_controller.ts'
 import { surfaceMiddleware } from './gates.ts'
 import { HealthController } from './health_controller.ts'
-import { shellHandler } from './page.ts'
+import { assetHandler, shellHandler } from './dashboard.ts'
 
 /**
- * Mounts the page at `{path}` and the API at `{path}/api`. The API's
+ * Mounts the page at `{path}` (its hashed assets under `{path}/assets`) and
+ * the API at `{path}/api`. The API's
  * `/auth/*` routes skip the session gate; every other API route passes the
- * session gate, then `authorizer`, then the host's `middleware`. The page
- * only passes `ui.middleware`: a guard on one surface never protects the other.
+ * session gate, then `authorizer`, then the host's `middleware`. The page and
+ * its assets only pass `ui.middleware`: a guard on one surface never protects the other.
  */
 export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
   const { config, gates, sessions } = manager
@@ -63,9 +64,11 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
     .as('atrium.console.api')
 
   if (config.ui.enabled) {
+    const pageGuards = surfaceMiddleware(config.ui)
+    router.get(config.path, shellHandler(config.path)).use(pageGuards).as('atrium.console.page')
     router
-      .get(config.path, shellHandler(config.path))
-      .use(surfaceMiddleware(config.ui))
-      .as('atrium.console.page')
+      .get(`${config.path}/assets/:name`, assetHandler)
+      .use(pageGuards)
+      .as('atrium.console.assets')
   }
 }

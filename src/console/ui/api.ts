@@ -1,0 +1,160 @@
+/**
+ * The console's JSON API as the dashboard calls it. The shell names the API's
+ * path in a meta tag; a 401 from any call (other than `/auth/*`) tells the app
+ * to show the auth screen again.
+ */
+
+export type EntryType =
+  | 'request'
+  | 'query'
+  | 'exception'
+  | 'log'
+  | 'http'
+  | 'feature'
+  | 'cache'
+  | 'redis'
+  | 'mail'
+  | 'client_error'
+
+export interface EntrySummary {
+  id: string
+  batchId: string
+  type: EntryType
+  summary: string
+  status: number | null
+  method: string | null
+  durationMs: number | null
+  slow: boolean
+  tags: string[]
+  createdAt: number
+}
+
+export interface Entry extends EntrySummary {
+  content: Record<string, unknown>
+}
+
+export interface EntryPage {
+  data: EntrySummary[]
+  nextCursor: string | null
+}
+
+export interface HealthRoute {
+  method: string
+  route: string
+  requests: number
+  errors: number
+  avgMs: number | null
+  p50Ms: number | null
+  p99Ms: number | null
+  maxMs: number | null
+}
+
+export interface ExceptionFamily {
+  fingerprint: string
+  class: string
+  message: string
+  count: number
+  lastSeenAt: number
+  lastId: string
+}
+
+export interface Health {
+  recorder: Record<string, unknown> & { state: string }
+  window: { minutes: number; from: number; to: number }
+  throughput: {
+    requests: number
+    errors: number
+    perMinute: number
+    series: { minute: number; requests: number; errors: number }[]
+  }
+  routes: HealthRoute[]
+  slowRoutes: { method: string; route: string; requests: number; p99Ms: number | null }[]
+  exceptions: { families: ExceptionFamily[]; scanned: number; truncated: boolean }
+  storage: { entries: Record<string, number>; rollups: number | null }
+}
+
+export interface SessionUser {
+  id: string
+  name?: string
+  roles?: string[]
+}
+
+/** Who is signed in, or which ways of signing in the console offers */
+export type AuthState = { user: SessionUser } | { modes: string[] } | { open: true }
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number
+  ) {
+    super(message)
+  }
+}
+
+const API_BASE =
+  document.querySelector<HTMLMetaElement>('meta[name="atrium-console-api"]')?.content ??
+  '/console/api'
+
+let onUnauthenticated = () => {}
+
+/** Called whenever a gated call answers 401: the session is gone */
+export function whenUnauthenticated(handler: () => void) {
+  onUnauthenticated = handler
+}
+
+async function errorOf(response: Response) {
+  const body = await response.json().catch(() => null)
+  const message = body?.errors?.[0]?.message ?? body?.message ?? `HTTP ${response.status}`
+  return new ApiError(String(message), response.status)
+}
+
+async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await fetch(`${API_BASE}${path}`, {
+    credentials: 'same-origin',
+    headers: { accept: 'application/json', ...init.headers },
+    ...init,
+  })
+  if (response.status === 401 && !path.startsWith('/auth/')) onUnauthenticated()
+  if (!response.ok) throw await errorOf(response)
+  return response.status === 204 ? (undefined as T) : ((await response.json()) as T)
+}
+
+/** Query string of the defined, non-empty values */
+function qs(params: Record<string, string | undefined>) {
+  const search = new URLSearchParams()
+  for (const [key, value] of Object.entries(params)) if (value) search.set(key, value)
+  const text = search.toString()
+  return text ? `?${text}` : ''
+}
+
+export const api = {
+  /**
+   * `/auth/me`: the user, or the modes to offer. Without `dashboardAuth` the
+   * route does not exist (404), and the other gates decide: the app opens.
+   */
+  async me(): Promise<AuthState> {
+    const response = await fetch(`${API_BASE}/auth/me`, { credentials: 'same-origin' })
+    if (response.ok) return (await response.json()) as { user: SessionUser }
+    if (response.status === 401) {
+      const body = await response.json().catch(() => null)
+      return { modes: Array.isArray(body?.auth?.modes) ? body.auth.modes : [] }
+    }
+    if (response.status === 404) return { open: true }
+    throw await errorOf(response)
+  },
+  login: (username: string, password: string) =>
+    call<void>('/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username, password }),
+    }),
+  session: () => call<void>('/auth/session', { method: 'POST' }),
+  logout: () => call<void>('/auth/logout', { method: 'POST' }),
+  list: (path: string, params: Record<string, string | undefined>) =>
+    call<EntryPage>(`/${path}${qs(params)}`),
+  search: (params: Record<string, string | undefined>) => call<EntryPage>(`/search${qs(params)}`),
+  entry: (id: string) => call<{ data: Entry }>(`/entries/${encodeURIComponent(id)}`),
+  batch: (id: string) =>
+    call<{ data: { id: string; entries: Entry[] } }>(`/batches/${encodeURIComponent(id)}`),
+  health: (minutes: number) => call<{ data: Health }>(`/health${qs({ minutes: String(minutes) })}`),
+}

@@ -1,0 +1,140 @@
+import type { ReactNode } from 'react'
+import { api, type Entry } from './api.ts'
+import { dateTime, duration, json, statusClass } from './format.ts'
+import { href } from './router.ts'
+import { useLoad } from './use_load.ts'
+
+function Field(props: { label: string; children: ReactNode }) {
+  return (
+    <>
+      <dt>{props.label}</dt>
+      <dd>{props.children}</dd>
+    </>
+  )
+}
+
+function text(value: unknown) {
+  if (value === null || value === undefined) return ''
+  return typeof value === 'string' ? value : json(value)
+}
+
+function Block(props: { title: string; value: unknown }) {
+  if (props.value === null || props.value === undefined || props.value === '') return null
+  return (
+    <section>
+      <h3>{props.title}</h3>
+      <pre>{text(props.value)}</pre>
+    </section>
+  )
+}
+
+function HeadersTable(props: { headers: unknown }) {
+  if (!props.headers || typeof props.headers !== 'object') return null
+  return (
+    <section>
+      <h3>Headers</h3>
+      <table className="kv">
+        <tbody>
+          {Object.entries(props.headers as Record<string, unknown>).map(([name, value]) => (
+            <tr key={name}>
+              <th>{name}</th>
+              <td>{text(value)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  )
+}
+
+/** What each type's content shows first; everything else is in "Content" */
+function TypeDetail(props: { entry: Entry }) {
+  const { entry } = props
+  const content = entry.content
+  switch (entry.type) {
+    case 'request':
+      return (
+        <>
+          <dl className="fields">
+            <Field label="Method">{text(content.method)}</Field>
+            <Field label="URL">{text(content.path)}</Field>
+            <Field label="Route">{text(content.route)}</Field>
+            <Field label="Status">
+              <span className={statusClass(entry.status)}>{text(content.status)}</span>
+            </Field>
+            <Field label="Duration">{duration(entry.durationMs)}</Field>
+            <Field label="IP">{text(content.ip)}</Field>
+            <Field label="User">{text(content.user)}</Field>
+          </dl>
+          <Block title="Query string" value={content.query} />
+          <HeadersTable headers={content.headers} />
+          <Block title="Body" value={content.body} />
+        </>
+      )
+    case 'exception':
+    case 'client_error':
+      return (
+        <>
+          <dl className="fields">
+            <Field label="Class">{text(content.class ?? content.name)}</Field>
+            <Field label="Message">{text(content.message)}</Field>
+            <Field label="Status">{text(content.status)}</Field>
+          </dl>
+          <Block title="Stack" value={content.stack} />
+        </>
+      )
+    case 'query':
+      return (
+        <>
+          <dl className="fields">
+            <Field label="Time">{duration(entry.durationMs)}</Field>
+            <Field label="Connection">{text(content.connection)}</Field>
+            <Field label="Error">{text(content.error)}</Field>
+          </dl>
+          <Block title="SQL" value={content.sql} />
+          <Block title="Bindings" value={content.bindings} />
+        </>
+      )
+    case 'log':
+      return (
+        <>
+          <dl className="fields">
+            <Field label="Level">{text(content.level)}</Field>
+            <Field label="Message">{text(content.message)}</Field>
+          </dl>
+          <Block title="Context" value={content.context} />
+        </>
+      )
+    default:
+      return null
+  }
+}
+
+export function EntryDetail(props: { id: string }) {
+  const result = useLoad(`entry:${props.id}`, () => api.entry(props.id))
+  if (result.state === 'loading') return <p className="muted">Loading…</p>
+  if (result.state === 'error')
+    return (
+      <p className="error" role="alert">
+        {result.message}
+      </p>
+    )
+  const entry = result.value.data
+  return (
+    <article className="entry">
+      <h2>
+        <span className="type">{entry.type}</span> {entry.summary}
+      </h2>
+      <p className="meta">
+        {dateTime(entry.createdAt)} · <a href={href(['batches', entry.batchId])}>Batch timeline</a>
+        {entry.tags.map((tag) => (
+          <span key={tag} className="tag">
+            {tag}
+          </span>
+        ))}
+      </p>
+      <TypeDetail entry={entry} />
+      <Block title="Content" value={entry.content} />
+    </article>
+  )
+}
