@@ -75,6 +75,19 @@ test.group('Collaboration token format', (group) => {
     assert.deepEqual(named.user, { name: 'Ana', avatarUrl: null })
   })
 
+  test('a read-only token carries readOnly and verifies as read-only; others carry nothing', ({
+    assert,
+  }) => {
+    const readOnly = signCollabToken({ userId: 'u', docName: 'a/1', readOnly: true }, 'k')
+    assert.isTrue(verifyCollabToken(readOnly, 'k', 'a/1')!.readOnly)
+    for (const flag of [false, undefined]) {
+      const token = signCollabToken({ userId: 'u', docName: 'a/1', readOnly: flag }, 'k')
+      const body = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString())
+      assert.notProperty(body, 'readOnly')
+      assert.notOk(verifyCollabToken(token, 'k', 'a/1')!.readOnly)
+    }
+  })
+
   test('signing needs a secret and a valid document name', ({ assert }) => {
     assert.throws(
       () => signCollabToken({ userId: 'u', docName: 'a/1' }, ''),
