@@ -145,6 +145,30 @@ export function exceptionFamilies(summaries: ConsoleEntrySummary[]): ExceptionFa
   return [...families.values()].sort((a, b) => b.count - a.count || b.lastSeenAt - a.lastSeenAt)
 }
 
+/** How long the stored-row counts of a health answer are reused */
+export const ROW_COUNTS_TTL_MS = 30_000
+
+const rowCounts = new WeakMap<
+  ConsoleStore,
+  { at: number; counting: ReturnType<ConsoleStore['countRows']> }
+>()
+
+/**
+ * The store's row counts, counted at most once per `ROW_COUNTS_TTL_MS`:
+ * counting is an index scan that grows with the table, and a health screen
+ * polls. Concurrent health requests share one count; a failed count is not kept.
+ */
+export function cachedRowCounts(store: ConsoleStore, now = Date.now()) {
+  const cached = rowCounts.get(store)
+  if (cached && now - cached.at < ROW_COUNTS_TTL_MS) {
+    return cached.counting.then((counts) => ({ ...counts, countedAt: cached.at }))
+  }
+  const counting = store.countRows()
+  rowCounts.set(store, { at: now, counting })
+  counting.catch(() => rowCounts.delete(store))
+  return counting.then((counts) => ({ ...counts, countedAt: now }))
+}
+
 /**
  * The health snapshot of the last `minutes` (the current minute included):
  * throughput and route latencies from the rollups, slow routes by their
@@ -159,10 +183,10 @@ export async function pulseOf(
 ) {
   const toMinute = minuteOf(now) + 60_000
   const fromMinute = toMinute - minutes * 60_000
-  const [rows, exceptions, rowCounts] = await Promise.all([
+  const [rows, exceptions, storage] = await Promise.all([
     store.rollups(fromMinute, toMinute),
     store.list({ type: 'exception', since: idAtTime(fromMinute), limit: MAX_EXCEPTIONS_SCANNED }),
-    store.countRows(),
+    cachedRowCounts(store, now),
   ])
   const { throughput, routes } = trafficOf(rows, fromMinute, minutes)
   return {
@@ -178,6 +202,6 @@ export async function pulseOf(
       scanned: exceptions.data.length,
       truncated: exceptions.nextCursor !== null,
     },
-    storage: rowCounts,
+    storage,
   }
 }

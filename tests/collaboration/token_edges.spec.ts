@@ -81,7 +81,10 @@ test.group('Collaboration token format', (group) => {
     const readOnly = signCollabToken({ userId: 'u', docName: 'a/1', readOnly: true }, 'k')
     assert.isTrue(verifyCollabToken(readOnly, 'k', 'a/1')!.readOnly)
     for (const flag of [false, undefined]) {
-      const token = signCollabToken({ userId: 'u', docName: 'a/1', readOnly: flag }, 'k')
+      const token = signCollabToken(
+        { userId: 'u', docName: 'a/1', readOnly: flag as true | undefined },
+        'k'
+      )
       const body = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString())
       assert.notProperty(body, 'readOnly')
       assert.notOk(verifyCollabToken(token, 'k', 'a/1')!.readOnly)

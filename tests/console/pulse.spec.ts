@@ -3,7 +3,12 @@ import { test } from '@japa/runner'
 import { consoleApp } from './helpers.ts'
 import { exceptionEntry, logEntry, requestEntry } from './entry_factories.ts'
 import { defineConfig, stores } from '../../src/console/main.ts'
-import { MAX_EXCEPTIONS_SCANNED } from '../../src/console/pulse.ts'
+import {
+  MAX_EXCEPTIONS_SCANNED,
+  ROW_COUNTS_TTL_MS,
+  cachedRowCounts,
+} from '../../src/console/pulse.ts'
+import type { ConsoleStore } from '../../src/console/stores/contract.ts'
 import { minuteOf } from '../../src/console/rollups/route_minute.ts'
 import type { ConsoleConfig } from '../../src/console/types.ts'
 
@@ -188,5 +193,39 @@ test.group('Console health pulse', () => {
       () => defineConfig({ prune: { rollupsAfter: 'soon' } }),
       /Invalid "prune\.rollupsAfter" in config\/console\.ts/
     )
+  })
+})
+
+test.group('Console pulse | stored-row counts', () => {
+  test('counted once per 30 s and shared by concurrent health requests; a failed count is not kept', async ({
+    assert,
+  }) => {
+    let counts = 0
+    let fail = false
+    const store = {
+      countRows: async () => {
+        counts++
+        if (fail) throw new Error('database away')
+        return { entries: { request: counts }, rollups: 0 }
+      },
+    } as unknown as ConsoleStore
+    const start = 1_000_000
+    const [first, second] = await Promise.all([
+      cachedRowCounts(store, start),
+      cachedRowCounts(store, start),
+    ])
+    const later = await cachedRowCounts(store, start + ROW_COUNTS_TTL_MS - 1)
+    assert.equal(counts, 1)
+    assert.deepEqual(
+      [first, second, later],
+      Array(3).fill({ entries: { request: 1 }, rollups: 0, countedAt: start })
+    )
+
+    fail = true
+    await assert.rejects(() => cachedRowCounts(store, start + ROW_COUNTS_TTL_MS), 'database away')
+    fail = false
+    const recounted = await cachedRowCounts(store, start + ROW_COUNTS_TTL_MS + 1)
+    assert.equal(counts, 3)
+    assert.deepEqual(recounted.entries, { request: 3 })
   })
 })
