@@ -13,6 +13,7 @@ import {
   verifyHostedToken,
   verifySelfHostedToken,
 } from '../../src/collaboration/tokens.ts'
+import { automergeDocumentId } from '../../src/collaboration/engines/automerge/document_id.ts'
 
 /**
  * The collaboration token's wire format and every refusal, with tokens
@@ -260,6 +261,11 @@ test.group('Collaboration WebSocket URLs and issued tokens', (group) => {
       buildWsUrl({ ...base, hosted: { ...hosted, roomHost: 'wss://r.test' } }, 'n'),
       'wss://r.test/parties/docs/n'
     )
+    // only a scheme at the start counts as one
+    assert.equal(
+      buildWsUrl({ ...base, hosted: { ...hosted, roomHost: 'r.test/ws://x' } }, 'n'),
+      'wss://r.test/ws://x/parties/docs/n'
+    )
     assert.equal(buildWsUrl({ ...base, engineName: 'yjs' as any }, 'n/1'), '/collab/n/1')
   })
 
@@ -346,5 +352,47 @@ test.group('Collaboration WebSocket URLs and issued tokens', (group) => {
     )
     assert.deepEqual(verifySelfHostedToken(local.token, 'a/1'), { userId: '1' })
     assert.isNull(verifyHostedToken(local.token, 'a/1', 'jwt'))
+  })
+
+  test('issueToken: a hosted token is read-only unless the rule allows writing; the room worker enforces it', async ({
+    assert,
+  }) => {
+    const hosted = { roomHost: 'r.test', party: 'main', fetchTimeoutMs: 1, jwtSecret: 'jwt' }
+    const config = { path: '/c', engine: 'partyserver' as any, hosted }
+    const reader = await issueToken(config, { id: 1 }, 'a/1', { canRead: true } as any)
+    assert.isTrue(verifyCollabToken(reader.token, 'jwt', 'a/1')!.readOnly)
+    const writer = await issueToken(config, { id: 1 }, 'a/1', {
+      canRead: true,
+      canWrite: true,
+    } as any)
+    assert.notProperty(verifyCollabToken(writer.token, 'jwt', 'a/1')!, 'readOnly')
+    // the app checks writes itself on its own socket: its tokens carry no flag
+    configureTokenSecrets({ appKey: 'app' })
+    const local = await issueToken({ path: '/c', engine: 'yjs' as const }, { id: 1 }, 'a/1', {
+      canRead: true,
+    } as any)
+    assert.notProperty(verifyCollabToken(local.token, resolveTokenSecret(), 'a/1')!, 'readOnly')
+  })
+
+  test("issueToken: an Automerge document's token names its document id; others name none", async ({
+    assert,
+  }) => {
+    configureTokenSecrets({ appKey: 'app' })
+    const allowed = { canRead: true } as any
+    const automerge = await issueToken(
+      { path: '/c', engine: 'automerge' as const },
+      { id: 1 },
+      'todos/1',
+      allowed
+    )
+    assert.equal(automerge.engine, 'automerge')
+    assert.equal((automerge as any).documentId, automergeDocumentId('todos/1'))
+    const yjs = await issueToken(
+      { path: '/c', engine: 'yjs' as const },
+      { id: 1 },
+      'todos/1',
+      allowed
+    )
+    assert.notProperty(yjs, 'documentId')
   })
 })
