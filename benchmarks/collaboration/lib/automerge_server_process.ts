@@ -11,6 +11,18 @@ import type { AddressInfo } from 'node:net'
 
 const kind = process.argv[2]
 const server = createServer((_request, response) => response.end('ok'))
+// every byte this server sends, closed sockets included: what its clients must read
+const sockets = new Set<import('node:net').Socket>()
+let bytesOfClosed = 0
+server.on('connection', (socket) => {
+  sockets.add(socket)
+  socket.on('close', () => {
+    sockets.delete(socket)
+    bytesOfClosed += socket.bytesWritten
+  })
+})
+const bytesSent = () =>
+  [...sockets].reduce((sum, socket) => sum + socket.bytesWritten, bytesOfClosed)
 let openDocuments: () => number = () => -1
 
 if (kind === 'atrium') {
@@ -71,7 +83,7 @@ process.on('message', (message: any) => {
   if (message?.cmd === 'cpu') {
     // no collection first: this reads the work done so far, and a GC would add to it
     const { user, system } = process.cpuUsage()
-    process.send!({ id: message.id, cpuMicros: user + system })
+    process.send!({ id: message.id, cpuMicros: user + system, bytesSent: bytesSent() })
     return
   }
   if (message?.cmd === 'stats') {
