@@ -82,7 +82,13 @@ test.group('Console watchers: outgoing HTTP and Atrium features', () => {
     )
     const stored = JSON.stringify(calls)
     // no secret is a hex word: entry ids are hex and could contain one by chance
-    for (const secret of ['query-secret', 'outgoing-secret', 'node-secret', 'remote-secret', 'k1']) {
+    for (const secret of [
+      'query-secret',
+      'outgoing-secret',
+      'node-secret',
+      'remote-secret',
+      'k1',
+    ]) {
       assert.notInclude(stored, secret)
     }
   })
