@@ -1,9 +1,9 @@
 import debug from './debug.ts'
 import { agentOptionsOf } from './decorators.ts'
-import { publishAgentEvent } from './diagnostics.ts'
 import { AgentConfigException } from './errors.ts'
 import type { JsonSchema, ModelToolCall } from './model/port.ts'
 import type { ThreadStore } from './store/contract.ts'
+import { claimToolCall, endToolCall } from './tool_executor.ts'
 import type { AgentActor, AgentClass, ResolvedAgent } from './types.ts'
 
 /** How deep handoffs may nest: the agent of the turn is depth 0 */
@@ -178,42 +178,20 @@ export async function dispatchHandoff(
   target: ResolvedAgent,
   scope: HandoffScope
 ): Promise<unknown> {
-  const claim = await scope.store.claimToolCall({
-    runId: scope.runId,
-    threadId: scope.threadId,
-    actorRef: scope.actor.id,
-    toolCallId: call.toolCallId,
-    toolName: call.toolName.slice(0, 64),
-    input: call.input ?? null,
-  })
+  const claim = await claimToolCall(call, scope)
   if (!claim.claimed) {
     return claim.row.status === 'running'
       ? refusal('tool_call_in_progress', 'This handoff is already running')
       : claim.row.output
   }
   const started = performance.now()
-  const finish = async (
-    status: 'succeeded' | 'failed',
-    output: unknown,
-    errorCode: string | null
-  ) => {
-    const executionMs = Math.round(performance.now() - started)
-    await scope.store.finishToolCall(scope.runId, call.toolCallId, {
+  const finish = (status: 'succeeded' | 'failed', output: unknown, errorCode: string | null) =>
+    endToolCall(scope, call, {
       status,
       output,
       errorCode,
-      executionMs,
+      executionMs: Math.round(performance.now() - started),
     })
-    publishAgentEvent('tool_call.finished', {
-      runId: scope.runId,
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      status,
-      errorCode,
-      executionMs,
-    })
-    return output
-  }
 
   const depth = scope.depth + 1
   if (depth > MAX_DELEGATION_DEPTH) {

@@ -35,6 +35,50 @@ function toJson(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value))
 }
 
+/** How a tool call ended, as stored and announced */
+export interface ToolCallEnd {
+  status: 'succeeded' | 'failed' | 'denied'
+  output: unknown
+  errorCode: string | null
+  executionMs: number | null
+}
+
+/**
+ * Records a call before it runs, keyed by its tool-call id: a call already
+ * recorded (a resume, a repeated id) is answered from its row, never run again.
+ */
+export function claimToolCall(
+  call: ModelToolCall,
+  scope: Pick<ToolCallScope, 'store' | 'runId' | 'threadId' | 'actor'>
+) {
+  return scope.store.claimToolCall({
+    runId: scope.runId,
+    threadId: scope.threadId,
+    actorRef: scope.actor.id,
+    toolCallId: call.toolCallId,
+    toolName: call.toolName.slice(0, 64),
+    input: call.input ?? null,
+  })
+}
+
+/** Stores how a call ended and announces it; returns what the model receives */
+export async function endToolCall(
+  scope: Pick<ToolCallScope, 'store' | 'runId'>,
+  call: ModelToolCall,
+  end: ToolCallEnd
+): Promise<unknown> {
+  await scope.store.finishToolCall(scope.runId, call.toolCallId, end)
+  publishAgentEvent('tool_call.finished', {
+    runId: scope.runId,
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    status: end.status,
+    errorCode: end.errorCode,
+    executionMs: end.executionMs,
+  })
+  return end.output
+}
+
 /**
  * Runs the tool calls of a model step: role gate, input re-validation,
  * execution under `toolTimeoutMs`, then one row per call keyed by the
@@ -63,14 +107,7 @@ export class ToolExecutor {
 
   /** Executes one call and returns what the model receives as its result */
   async execute(call: ModelToolCall, scope: ToolCallScope): Promise<unknown> {
-    const claim = await scope.store.claimToolCall({
-      runId: scope.runId,
-      threadId: scope.threadId,
-      actorRef: scope.actor.id,
-      toolCallId: call.toolCallId,
-      toolName: call.toolName.slice(0, 64),
-      input: call.input ?? null,
-    })
+    const claim = await claimToolCall(call, scope)
     if (!claim.claimed) {
       debug('tool call %s of run %s already recorded: not run again', call.toolCallId, scope.runId)
       return claim.row.status === 'running'
@@ -78,28 +115,12 @@ export class ToolExecutor {
         : claim.row.output
     }
 
-    const finish = async (
-      status: 'succeeded' | 'failed' | 'denied',
+    const finish = (
+      status: ToolCallEnd['status'],
       output: unknown,
       errorCode: string | null,
       executionMs: number | null = null
-    ) => {
-      await scope.store.finishToolCall(scope.runId, call.toolCallId, {
-        status,
-        output,
-        errorCode,
-        executionMs,
-      })
-      publishAgentEvent('tool_call.finished', {
-        runId: scope.runId,
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        status,
-        errorCode,
-        executionMs,
-      })
-      return output
-    }
+    ) => endToolCall(scope, call, { status, output, errorCode, executionMs })
 
     const tool = scope.tools.get(call.toolName)
     if (!tool) {

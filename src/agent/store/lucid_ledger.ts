@@ -1,5 +1,6 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import debug from '../debug.ts'
+import { retryingTransaction } from '../../shared/transactions.ts'
 import { costOf } from '../pricing/money.ts'
 import type { RunOutcome, UsageInput, UsageRow } from './contract.ts'
 import type { LucidPricingStore } from './lucid_pricing.ts'
@@ -73,29 +74,14 @@ async function addToRollup(
     )
 }
 
-/** Deadlocks and busy databases end a transaction that is safe to run again */
-function retryable(error: any) {
-  return (
-    error?.errno === 1213 ||
-    error?.code === 'ER_LOCK_DEADLOCK' ||
-    error?.code === '40P01' ||
-    error?.code === '40001' ||
-    error?.code === 'SQLITE_BUSY'
-  )
-}
-
-async function inTransaction<Result>(
+/** The ledger's transactions, run again after a deadlock or a busy database */
+function inTransaction<Result>(
   client: QueryClientContract,
   work: (trx: TransactionClientContract) => Promise<Result>
 ): Promise<Result> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await client.transaction(work)
-    } catch (error) {
-      if (attempt >= 3 || !retryable(error)) throw error
-      debug('ledger transaction retried after %s', (error as any).code)
-    }
-  }
+  return retryingTransaction(client, work, (code) =>
+    debug('ledger transaction retried after %s', code)
+  )
 }
 
 /** The columns of an `agent_usage` row */

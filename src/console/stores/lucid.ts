@@ -6,7 +6,7 @@ import { addRollups, deleteRollupsBefore, readRollups, ROLLUPS_TABLE } from './l
 import { rollupsOf } from '../rollups/route_minute.ts'
 import { hasSearchIndex, searchUnavailable, whereSummaryHas } from './lucid_search.ts'
 import debug from '../debug.ts'
-import { retryingTransaction } from './transactions.ts'
+import { retryingTransaction } from '../../shared/transactions.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
 import type {
   ConsoleStore,
@@ -106,10 +106,14 @@ export class LucidConsoleStore implements ConsoleStore {
     if (entries.length <= INSERT_CHUNK && rollups.length === 0) {
       return insertEntries(client, entries)
     }
-    await retryingTransaction(client, async (trx) => {
-      await insertEntries(trx, entries)
-      await addRollups(trx, rollups)
-    })
+    await retryingTransaction(
+      client,
+      async (trx) => {
+        await insertEntries(trx, entries)
+        await addRollups(trx, rollups)
+      },
+      (code) => debug('console flush retried after %s', code)
+    )
   }
 
   async rollups(fromMinute: number, toMinute: number) {

@@ -1,8 +1,7 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
-import debug from '../debug.ts'
 
 /** A deadlock or a busy database ends a transaction that is safe to run again */
-function retryable(error: any) {
+function isDeadlockOrBusy(error: any) {
   return (
     error?.errno === 1213 ||
     error?.code === 'ER_LOCK_DEADLOCK' ||
@@ -14,19 +13,21 @@ function retryable(error: any) {
 
 /**
  * Runs `work` in a transaction, again (up to three times in all) when the
- * database ended it as a deadlock victim: two flushes adding to the same
- * rollup rows can meet in MariaDB's gap locks even in key order.
+ * database ended it as a deadlock victim or busy: writers adding to the same
+ * rollup rows can meet in MariaDB's gap locks even in key order. `retried`
+ * hears each retry's error code, for the feature's debug log.
  */
 export async function retryingTransaction<Result>(
   client: QueryClientContract,
-  work: (trx: TransactionClientContract) => Promise<Result>
+  work: (trx: TransactionClientContract) => Promise<Result>,
+  retried: (code: string) => void
 ): Promise<Result> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await client.transaction(work)
     } catch (error) {
-      if (attempt >= 3 || !retryable(error)) throw error
-      debug('console flush retried after %s', (error as any).code)
+      if (attempt >= 3 || !isDeadlockOrBusy(error)) throw error
+      retried((error as any).code)
     }
   }
 }
