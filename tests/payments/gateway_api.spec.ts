@@ -67,4 +67,44 @@ test.group('Payments | gateway API calls', () => {
       /no answer within 200 ms/
     )
   })
+
+  test('a kept-alive connection the API closes as it is reused is retried once on a new one', async ({
+    assert,
+    cleanup,
+  }) => {
+    // The first connection's second request finds it closed: the race of a reused kept-alive socket
+    const requestsPerSocket = new Map<object, number>()
+    let closed = 0
+    const server = await api((request, response) => {
+      const seen = requestsPerSocket.get(request.socket) ?? 0
+      requestsPerSocket.set(request.socket, seen + 1)
+      if (seen === 1 && closed === 0) {
+        closed++
+        return request.socket.destroy()
+      }
+      response.writeHead(200)
+      response.end('{"paid":true}')
+    })
+    cleanup(server.close)
+    // POSTs, as InfinitePay's payment check sends
+    const check = { method: 'POST' as const, body: '{}', timeoutMs: 5000 }
+    const answers = []
+    for (let call = 0; call < 4; call++) {
+      answers.push(await callGatewayApi(`${server.url}/check`, check))
+    }
+    assert.equal(closed, 1)
+    assert.deepEqual(
+      answers.map(({ body }) => body),
+      Array.from({ length: 4 }, () => ({ paid: true }))
+    )
+  })
+
+  test('an API that refuses the connection is a failure the driver reports', async ({ assert }) => {
+    const server = await api(() => {})
+    await server.close()
+    await assert.rejects(
+      () => callGatewayApi(`${server.url}/gone`, { timeoutMs: 5000 }),
+      /ECONNREFUSED/
+    )
+  })
 })
