@@ -294,6 +294,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
       enabled: config.ui?.enabled ?? true,
       middleware: config.ui?.middleware ?? [],
       signInUrl: config.ui?.signInUrl ?? '/login',
+      liveTail: config.ui?.liveTail ?? true,
     },
   }
 }

@@ -4,6 +4,7 @@ import { ConsoleGates } from './http/gates.ts'
 import { pruneEntries } from './pruner.ts'
 import { OverloadMonitor } from './overload.ts'
 import { ConsoleRecorder } from './recorder.ts'
+import { LiveTail, type TransmitLike } from './live_tail.ts'
 import { DashboardSessions } from './session.ts'
 import type { ConsoleStore, PruneResult } from './stores/contract.ts'
 import type { ResolvedConsoleConfig } from './types.ts'
@@ -31,6 +32,8 @@ export class ConsoleManager {
   readonly requestWatcher: RequestWatcher
   /** The event-loop watch behind `overloadProtection`, absent when it is off */
   readonly overload?: OverloadMonitor
+  /** Pushes new entries to open dashboards; set by `start()` when the live tail is on */
+  liveTail?: LiveTail
   #exceptionWatcher: ExceptionWatcher
   #queryWatchers: QueryWatcher[] = []
   #logWatcher?: LogWatcher
@@ -67,6 +70,19 @@ export class ConsoleManager {
         logger
       )
     }
+  }
+
+  /**
+   * Whether the dashboard gets a live tail: `ui.liveTail` is on and the app
+   * registers `@adonisjs/transmit`'s provider. Known before `start()`, so the
+   * routes can be mounted first.
+   */
+  get liveTailAvailable() {
+    return (
+      this.config.ui.enabled &&
+      this.config.ui.liveTail &&
+      this.#app.container.hasBinding('transmit')
+    )
   }
 
   /** What `GET {path}/api/health` reports about recording */
@@ -120,8 +136,21 @@ export class ConsoleManager {
         await this.#startIntegration(watcher.name, watcher.options)
       }
     }
+    if (this.liveTailAvailable) await this.#startLiveTail()
     this.recorder.start()
     this.overload?.start()
+  }
+
+  async #startLiveTail() {
+    const transmit = (await this.#app.container.make('transmit' as any)) as TransmitLike
+    const liveTail = new LiveTail(transmit, {
+      // with a transport, dashboards on other instances listen where this one cannot see
+      fansOut: !!this.#app.config.get('transmit.transport', null),
+      paused: () => this.recorder.paused,
+    })
+    liveTail.authorize((ctx) => this.gates.canRead(ctx))
+    this.recorder.onWritten = (entries) => liveTail.publish(entries)
+    this.liveTail = liveTail
   }
 
   /** The watchers of optional packages: Bentocache, Redis, mail */

@@ -35,6 +35,8 @@ export class ConsoleRecorder {
   paused = false
   /** Exceptions seen while paused: not recorded, only counted */
   exceptionsWhilePaused = 0
+  /** Told of each flush's entries once they are written (the live tail); must not throw */
+  onWritten?: (entries: ConsoleEntry[]) => void
 
   constructor(config: ResolvedConsoleConfig, store: ConsoleStore, logger?: Logger) {
     this.#config = config
@@ -144,6 +146,7 @@ export class ConsoleRecorder {
       .then(
         () => {
           this.written += entries.length
+          this.onWritten?.(entries)
         },
         (error) => {
           this.failed += entries.length

@@ -184,7 +184,14 @@ export interface ConsoleConfig {
   middleware?: SurfaceMiddleware[]
   signInUrl?: string
   /** The page's own options */
-  ui?: SurfaceOptions & { enabled?: boolean }
+  ui?: SurfaceOptions & {
+    enabled?: boolean
+    /**
+     * New entries pushed to open lists through `@adonisjs/transmit`, when the
+     * app registers its provider; `true` by default
+     */
+    liveTail?: boolean
+  }
 }
 
 /** `dashboardAuth` with its defaults applied */
@@ -233,7 +240,7 @@ export interface ResolvedConsoleConfig {
   authorizeAction?: ConsoleActionAuthorizer
   dashboardAuth?: ResolvedDashboardAuth
   api: Required<SurfaceOptions>
-  ui: Required<SurfaceOptions> & { enabled: boolean }
+  ui: Required<SurfaceOptions> & { enabled: boolean; liveTail: boolean }
 }
 
 /** One recorded entry as the store keeps it */

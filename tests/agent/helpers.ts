@@ -9,7 +9,7 @@ import { actors, defineConfig } from '../../src/agent/main.ts'
 import type { AgentConfigInput } from '../../src/agent/types.ts'
 import type { AgentManager } from '../../src/agent/manager.ts'
 import { FakeModelServer } from './fake_model.ts'
-import { SseReader } from './sse_client.ts'
+import { SseReader } from '../sse_client.ts'
 
 export type Wire = 'openai' | 'anthropic'
 

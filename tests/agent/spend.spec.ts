@@ -3,7 +3,7 @@ import { test } from '@japa/runner'
 import type { AgentStore, UsageInput } from '../../src/agent/main.ts'
 import { BOB, agentApp, errorOf } from './helpers.ts'
 import { dayFromToday, insightApp } from './insight_helpers.ts'
-import { SseReader } from './sse_client.ts'
+import { SseReader } from '../sse_client.ts'
 
 type App = Awaited<ReturnType<typeof insightApp>>
 

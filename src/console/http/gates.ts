@@ -89,6 +89,19 @@ export class ConsoleGates {
     return next()
   }
 
+  /**
+   * The two read gates as one answer, for what subscribes outside the API's
+   * middleware (the live tail's channel): a valid session when
+   * `dashboardAuth` is set, then `authorizer` or its default.
+   */
+  async canRead(ctx: HttpContext): Promise<boolean> {
+    if (this.#sessions && !(await this.#sessions.authenticate(ctx))) return false
+    const authorizer = this.#config.authorizer
+    return authorizer
+      ? this.#ask('authorizer', () => authorizer(ctx))
+      : !!this.#sessions || !this.#inProduction
+  }
+
   /** Throws 403 unless `authorizeAction` allows the named mutation (default deny) */
   async authorizeAction(ctx: HttpContext, name: string) {
     const hook = this.#config.authorizeAction

@@ -6,6 +6,7 @@ import { EntriesController } from './entries_controller.ts'
 import { surfaceMiddleware } from './gates.ts'
 import { HealthController } from './health_controller.ts'
 import { assetHandler, shellHandler } from './dashboard.ts'
+import { LIVE_TAIL_CHANNEL } from '../live_tail.ts'
 
 /**
  * Mounts the page at `{path}` (its hashed assets under `{path}/assets`) and
@@ -58,6 +59,7 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/batches/:id', entries.batch).as('batch')
       router.get('/health', health.show).as('health')
       router.post('/prune', entries.prune).as('prune')
+      if (manager.liveTailAvailable) registerLiveTailRoutes(router, manager)
     })
     .prefix(api)
     .use([gates.session, gates.authorize, ...apiGuards])
@@ -71,4 +73,20 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       .use(pageGuards)
       .as('atrium.console.assets')
   }
+}
+
+/**
+ * `GET /live` says the tail is on; under `/live/__transmit/*` are the routes
+ * `@adonisjs/transmit-client` calls with `baseUrl: '{path}/api/live'`. The
+ * tail exists once the manager has started, before the first request.
+ */
+function registerLiveTailRoutes(router: Router, manager: ConsoleManager) {
+  let built: ReturnType<NonNullable<ConsoleManager['liveTail']>['handlers']> | undefined
+  const handlers = () => (built ??= manager.liveTail!.handlers())
+  router.get('/live', () => ({ data: { channel: LIVE_TAIL_CHANNEL } })).as('live')
+  router.get('/live/__transmit/events', (ctx) => handlers().events(ctx)).as('live.events')
+  router.post('/live/__transmit/subscribe', (ctx) => handlers().subscribe(ctx)).as('live.subscribe')
+  router
+    .post('/live/__transmit/unsubscribe', (ctx) => handlers().unsubscribe(ctx))
+    .as('live.unsubscribe')
 }
