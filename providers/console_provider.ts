@@ -60,6 +60,9 @@ export default class ConsoleProvider {
       const server = await this.app.container.make('server')
       server.use([async () => ({ default: ConsoleRequestMiddleware })])
     }
+    // before any route: `mcp: true` in production and a missing SDK are boot errors
+    const { prepareMcp } = await import('../src/console/mcp/sdk.ts')
+    await prepareMcp(config.mcp, this.app.inProduction)
     const { registerConsoleRoutes } = await import('../src/console/http/routes.ts')
     registerConsoleRoutes(await this.app.container.make('router'), manager)
     const logger = await this.app.container.make('logger')

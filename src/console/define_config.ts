@@ -11,6 +11,7 @@ import type {
 } from './types.ts'
 import { ENTRY_TYPES } from './types.ts'
 import { MAX_PULSE_MINUTES } from './pulse.ts'
+import { resolveMcp } from './mcp/config.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -296,6 +297,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
       signInUrl: config.ui?.signInUrl ?? '/login',
       liveTail: config.ui?.liveTail ?? true,
     },
+    mcp: resolveMcp(config.mcp, mountPath(config.path)),
   }
 }
 

@@ -25,8 +25,8 @@ export interface DoctorReport {
     dashboardAuth: { modes: string[]; ttlMs: number } | null
     authorizer: boolean
     authorizeAction: boolean
-    /** The MCP server is not part of this version */
-    mcp: 'not available'
+    /** `off`, or how the MCP endpoint is gated and where it answers */
+    mcp: string
     clientErrors: { enabled: boolean; maxBodyBytes: number; perMinute: number; burst: number }
   }
   storage: StoreDescription
@@ -130,6 +130,22 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
     )
   }
 
+  if (config.mcp) {
+    if (config.mcp.token === null && app.inProduction) {
+      problems.push(
+        '"mcp: true" serves recorded data without a token: the web server refuses to boot in production. Use mcp: { token: env.get(\'CONSOLE_MCP_TOKEN\') }'
+      )
+    }
+    const missing = ['@modelcontextprotocol/sdk', 'zod'].filter(
+      (name) => !resolves(name === 'zod' ? name : `${name}/server/mcp.js`)
+    )
+    if (missing.length) {
+      problems.push(
+        `"mcp" needs ${missing.map((name) => `"${name}"`).join(', ')}, not installed: the web server refuses to boot. Run: npm install ${missing.join(' ')}`
+      )
+    }
+  }
+
   const recorder = manager.recorderState()
   const report: DoctorReport = {
     ok: problems.length === 0,
@@ -143,7 +159,9 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
         : null,
       authorizer: typeof config.authorizer === 'function',
       authorizeAction: typeof config.authorizeAction === 'function',
-      mcp: 'not available',
+      mcp: !config.mcp
+        ? 'off'
+        : `${config.mcp.token === null ? 'no token (development only)' : 'bearer token'} at ${config.mcp.path}`,
       clientErrors: config.clientErrors,
     },
     storage,

@@ -140,6 +140,21 @@ export interface PulseOptions {
 /** `pulse` with its defaults applied */
 export type ResolvedPulse = Required<PulseOptions>
 
+/** `mcp` as config/console.ts writes it */
+export interface McpOptions {
+  /** Bearer token every MCP request must carry, at least 32 bytes */
+  token: string
+  /** Sub-path under the console's mount path, `'/mcp'` by default */
+  path?: string
+}
+
+/** `mcp` with its defaults applied; `token` is null in the tokenless development mode */
+export interface ResolvedMcp {
+  token: string | null
+  /** Full path of the endpoint: the mount path and the MCP sub-path */
+  path: string
+}
+
 /** Creates the store once the app is known */
 export interface ConsoleStoreFactory {
   driver: string
@@ -192,6 +207,11 @@ export interface ConsoleConfig {
      */
     liveTail?: boolean
   }
+  /**
+   * Model Context Protocol endpoint for AI assistants: `true` (development
+   * only, no token), `{ token, path? }` (bearer-gated everywhere), or false
+   */
+  mcp?: boolean | McpOptions
 }
 
 /** `dashboardAuth` with its defaults applied */
@@ -241,6 +261,7 @@ export interface ResolvedConsoleConfig {
   dashboardAuth?: ResolvedDashboardAuth
   api: Required<SurfaceOptions>
   ui: Required<SurfaceOptions> & { enabled: boolean; liveTail: boolean }
+  mcp: ResolvedMcp | false
 }
 
 /** One recorded entry as the store keeps it */

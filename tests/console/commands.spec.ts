@@ -128,7 +128,7 @@ test.group('console:doctor', () => {
     assert.equal(exitCode, 0)
     const printed = stdout.join('\n')
     assert.include(printed, 'reads open (not production, no authorizer)')
-    assert.include(printed, 'authorizer: not set; authorizeAction: set; mcp: not available')
+    assert.include(printed, 'authorizer: not set; authorizeAction: set; mcp: off')
     assert.include(printed, 'Storage: database, connection ')
     assert.include(printed, '; ready')
     assert.include(printed, 'Retention: after 24h, query after 6h')

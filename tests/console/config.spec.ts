@@ -121,7 +121,7 @@ test.group('Console config', () => {
     assert.deepEqual(
       infos.filter((line) => line.startsWith('console at')),
       [
-        'console at /console: API gate session cookie (login); reads any signed-in session; mutations denied (no authorizeAction); API middleware 0; page middleware 0',
+        'console at /console: API gate session cookie (login); reads any signed-in session; mutations denied (no authorizeAction); API middleware 0; page middleware 0; MCP off',
       ]
     )
     assert.instanceOf(app.manager.store, MemoryConsoleStore)

@@ -48,9 +48,15 @@ export class ConsoleGates {
     const actions = this.#config.authorizeAction ? 'authorizeAction' : 'denied (no authorizeAction)'
     const apiGuards = this.#config.api.middleware.length
     const pageGuards = this.#config.ui.middleware.length
+    const mcp = this.#config.mcp
+    const mcpGate = !mcp
+      ? 'MCP off'
+      : mcp.token === null
+        ? `MCP at ${mcp.path} without a token (localhost only)`
+        : `MCP at ${mcp.path} behind its bearer token`
     return (
       `console at ${this.#config.path}: API gate ${session}; reads ${reads}; ` +
-      `mutations ${actions}; API middleware ${apiGuards}; page middleware ${pageGuards}`
+      `mutations ${actions}; API middleware ${apiGuards}; page middleware ${pageGuards}; ${mcpGate}`
     )
   }
 

@@ -7,6 +7,7 @@ import { surfaceMiddleware } from './gates.ts'
 import { HealthController } from './health_controller.ts'
 import { assetHandler, shellHandler } from './dashboard.ts'
 import { LIVE_TAIL_CHANNEL } from '../live_tail.ts'
+import { McpController } from '../mcp/http.ts'
 
 /**
  * Mounts the page at `{path}` (its hashed assets under `{path}/assets`) and
@@ -14,6 +15,7 @@ import { LIVE_TAIL_CHANNEL } from '../live_tail.ts'
  * `/auth/*` routes skip the session gate; every other API route passes the
  * session gate, then `authorizer`, then the host's `middleware`. The page and
  * its assets only pass `ui.middleware`: a guard on one surface never protects the other.
+ * With `mcp` set, the MCP endpoint answers at its own path behind its bearer token.
  */
 export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
   const { config, gates, sessions } = manager
@@ -64,6 +66,12 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
     .prefix(api)
     .use([gates.session, gates.authorize, ...apiGuards])
     .as('atrium.console.api')
+
+  if (config.mcp) {
+    // not behind the API gates: MCP clients are not browsers, the bearer token is the gate
+    const mcp = new McpController(manager, config.mcp)
+    router.route(config.mcp.path, ['POST', 'GET', 'DELETE'], mcp.handle).as('atrium.console.mcp')
+  }
 
   if (config.ui.enabled) {
     const pageGuards = surfaceMiddleware(config.ui)
