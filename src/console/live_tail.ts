@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import debug from './debug.ts'
+import { readJsonBody } from './http/read_body.ts'
 import type { ConsoleEntry, ConsoleEntrySummary } from './types.ts'
 
 /** The one channel the dashboard subscribes to */
@@ -80,13 +81,9 @@ export class LiveTail {
    */
   handlers() {
     const transmit = this.#transmit
-    const field = (ctx: HttpContext, name: string) => {
-      const value = ctx.request.input(name)
-      return typeof value === 'string' && value.length > 0 && value.length <= 200 ? value : null
-    }
     return {
       events: (ctx: HttpContext) => {
-        const uid = field(ctx, 'uid')
+        const uid = identifier(ctx.request.qs().uid)
         if (!uid) return ctx.response.badRequest({ error: 'uid query parameter required' })
         const stream = transmit.createStream({
           uid,
@@ -97,18 +94,16 @@ export class LiveTail {
         })
         return ctx.response.stream(stream)
       },
-      subscribe: async (ctx: HttpContext) => this.#subscription(ctx, 'subscribe', field),
-      unsubscribe: async (ctx: HttpContext) => this.#subscription(ctx, 'unsubscribe', field),
+      subscribe: (ctx: HttpContext) => this.#subscription(ctx, 'subscribe'),
+      unsubscribe: (ctx: HttpContext) => this.#subscription(ctx, 'unsubscribe'),
     }
   }
 
-  async #subscription(
-    ctx: HttpContext,
-    action: 'subscribe' | 'unsubscribe',
-    field: (ctx: HttpContext, name: string) => string | null
-  ) {
-    const uid = field(ctx, 'uid')
-    const channel = field(ctx, 'channel')
+  async #subscription(ctx: HttpContext, action: 'subscribe' | 'unsubscribe') {
+    // read here when the host has no bodyparser on the console's routes
+    const body = await readJsonBody(ctx)
+    const uid = identifier(body.uid)
+    const channel = identifier(body.channel)
     if (!uid || channel !== LIVE_TAIL_CHANNEL) {
       return ctx.response.badRequest({
         error: `a uid and the channel "${LIVE_TAIL_CHANNEL}" are required`,
@@ -120,4 +115,9 @@ export class LiveTail {
       ? ctx.response.noContent()
       : ctx.response.badRequest({ error: 'no open event stream has this uid' })
   }
+}
+
+/** A client-chosen id (transmit-client sends a UUID), bounded */
+function identifier(value: unknown) {
+  return typeof value === 'string' && value.length > 0 && value.length <= 200 ? value : null
 }

@@ -91,7 +91,7 @@ export class ApiError extends Error {
   }
 }
 
-const API_BASE =
+export const API_BASE =
   document.querySelector<HTMLMetaElement>('meta[name="atrium-console-api"]')?.content ??
   '/console/api'
 
@@ -157,4 +157,9 @@ export const api = {
   batch: (id: string) =>
     call<{ data: { id: string; entries: Entry[] } }>(`/batches/${encodeURIComponent(id)}`),
   health: (minutes: number) => call<{ data: Health }>(`/health${qs({ minutes: String(minutes) })}`),
+  /** Whether the server pushes new entries (404 without `@adonisjs/transmit` or with `ui.liveTail` off) */
+  async liveTail(): Promise<boolean> {
+    const response = await fetch(`${API_BASE}/live`, { credentials: 'same-origin' })
+    return response.ok
+  },
 }

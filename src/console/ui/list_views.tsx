@@ -1,6 +1,8 @@
-import { api } from './api.ts'
+import { useState } from 'react'
+import { api, type EntrySummary } from './api.ts'
 import { EntryTable, FilterBar, listParams, useEntryPages } from './entry_list.tsx'
 import { ExceptionFamilies } from './health_view.tsx'
+import { useLiveTail, type LiveState } from './live_tail.ts'
 import type { ListScreen } from './screens.ts'
 import { useLoad } from './use_load.ts'
 
@@ -11,14 +13,60 @@ export function ListView(props: { screen: ListScreen; params: URLSearchParams })
   const pages = useEntryPages(`${screen.path}?${params.toString()}`, (before) =>
     api.list(screen.path, { ...query, before })
   )
+  // the tail pushes every new entry of the type: offered on the unfiltered list only
+  const unfiltered = params.toString() === ''
+  const liveAvailable = useLoad('live', () => api.liveTail())
+  const [following, setFollowing] = useState(false)
+  const live = useLiveTail(following && unfiltered ? screen.type : null)
+  const rows = live.rows.length ? mergeNewest(live.rows, pages.rows) : pages.rows
   return (
     <>
       <h2>{screen.label}</h2>
       {screen.type === 'exception' && <GroupedExceptions />}
       {screen.type === 'query' && <SlowQueryHint />}
       <FilterBar segments={[screen.path]} filters={screen.filters} params={params} />
-      <EntryTable {...pages} onMore={pages.loadMore} />
+      {unfiltered && liveAvailable.state === 'done' && liveAvailable.value && (
+        <LiveToggle
+          following={following}
+          state={live.state}
+          skipped={live.skipped}
+          onToggle={() => setFollowing(!following)}
+        />
+      )}
+      <EntryTable {...pages} rows={rows} onMore={pages.loadMore} />
     </>
+  )
+}
+
+/** Pushed rows above the loaded pages, each entry once */
+function mergeNewest(pushed: EntrySummary[], loaded: EntrySummary[]) {
+  const seen = new Set(pushed.map((row) => row.id))
+  return [...pushed, ...loaded.filter((row) => !seen.has(row.id))]
+}
+
+const LIVE_LABELS: Record<LiveState, string> = {
+  off: '',
+  connecting: 'Connecting…',
+  live: 'Live: new entries appear at the top',
+  failed: 'Live tail unavailable',
+}
+
+function LiveToggle(props: {
+  following: boolean
+  state: LiveState
+  skipped: number
+  onToggle: () => void
+}) {
+  return (
+    <p className="live">
+      <button type="button" aria-pressed={props.following} onClick={props.onToggle}>
+        {props.following ? 'Stop live tail' : 'Live tail'}
+      </button>{' '}
+      <span className="muted" role="status">
+        {LIVE_LABELS[props.state]}
+        {props.skipped > 0 && ` (${props.skipped} left out in bursts)`}
+      </span>
+    </p>
   )
 }
 
