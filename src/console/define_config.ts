@@ -11,6 +11,7 @@ import type {
 } from './types.ts'
 import { ENTRY_TYPES } from './types.ts'
 import { MAX_PULSE_MINUTES } from './pulse.ts'
+import { resolveProfiling } from './profiling/config.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -295,6 +296,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
       middleware: config.ui?.middleware ?? [],
       signInUrl: config.ui?.signInUrl ?? '/login',
     },
+    profiling: resolveProfiling(config.profiling),
   }
 }
 

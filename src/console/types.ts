@@ -1,6 +1,7 @@
 import type { HttpContext, Route } from '@adonisjs/core/http'
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { ConsoleStore } from './stores/contract.ts'
+import type { ProfilingOptions, ResolvedProfiling } from './profiling/config.ts'
 
 /** A duration: `'8h'`, `'30m'`, `'24h'`, or milliseconds */
 export type Duration = string | number
@@ -17,6 +18,7 @@ export const ENTRY_TYPES = [
   'redis',
   'mail',
   'client_error',
+  'cpu_profile',
 ] as const
 export type EntryType = (typeof ENTRY_TYPES)[number]
 
@@ -185,6 +187,8 @@ export interface ConsoleConfig {
   signInUrl?: string
   /** The page's own options */
   ui?: SurfaceOptions & { enabled?: boolean }
+  /** CPU profiles through `node:inspector`; off by default */
+  profiling?: ProfilingOptions
 }
 
 /** `dashboardAuth` with its defaults applied */
@@ -234,6 +238,7 @@ export interface ResolvedConsoleConfig {
   dashboardAuth?: ResolvedDashboardAuth
   api: Required<SurfaceOptions>
   ui: Required<SurfaceOptions> & { enabled: boolean }
+  profiling: ResolvedProfiling
 }
 
 /** One recorded entry as the store keeps it */
