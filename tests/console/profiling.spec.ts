@@ -153,6 +153,37 @@ test.group('Console CPU profiling', () => {
     )
   })
 
+  test('with maxConcurrent 2, overlapping captures share the run and each keeps its own interval', async ({
+    assert,
+  }) => {
+    const app = await profilingApp({ profiling: { enabled: true, maxConcurrent: 2 } })
+    const armed = await app.arm({ count: 2, method: 'GET', path: '/*' })
+    assert.equal(armed.status, 201)
+    const held = fetch(`${app.url}/wait`)
+    await app.waiting
+    // /burn ends first: the run is stopped, its part kept for /wait, and restarted
+    await fetch(`${app.url}/burn`)
+    app.release()
+    const heldResponse = await held
+    assert.equal(await heldResponse.text(), 'done')
+
+    const profiles = await storedProfiles(app, 2)
+    const bySummary = new Map(profiles.map((entry) => [entry.summary, entry]))
+    const burn = bySummary.get('CPU profile: GET /burn')!
+    const wait = bySummary.get('CPU profile: GET /wait')!
+    assert.equal((burn.content as any).otherRequests, 1)
+    assert.equal((wait.content as any).otherRequests, 1)
+    assert.notEqual(burn.batchId, wait.batchId)
+    // the held request did no work itself, but the burn ran inside its window: its samples are there
+    const waitFrames = (wait.content as any).frames as StoredFrame[]
+    assert.include(
+      waitFrames.map((frame) => frame.name),
+      'burnCpuForProfileTest'
+    )
+    assert.isAbove(wait.durationMs!, burn.durationMs!)
+    assert.isUndefined(app.manager.profiler!.armed)
+  })
+
   test('the raw .cpuprofile downloads only past authorizeAction, and is a valid profile', async ({
     assert,
   }) => {
