@@ -12,6 +12,7 @@ import type {
 import { ENTRY_TYPES } from './types.ts'
 import { MAX_PULSE_MINUTES } from './pulse.ts'
 import { resolveMcp } from './mcp/config.ts'
+import { resolveProfiling } from './profiling/config.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -298,6 +299,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
       liveTail: config.ui?.liveTail ?? true,
     },
     mcp: resolveMcp(config.mcp, mountPath(config.path)),
+    profiling: resolveProfiling(config.profiling),
   }
 }
 

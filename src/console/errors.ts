@@ -117,3 +117,25 @@ export class ConsoleUiMissingException extends AtriumException {
   static status = 500
   static code = 'E_CONSOLE_UI_MISSING'
 }
+
+/**
+ * `POST /profiles/arm` while recording is paused by overload protection: a
+ * profiler would add to the load, so arming waits for recording to resume: 503.
+ */
+export class ConsoleProfilingPausedException extends AtriumException {
+  static status = 503
+  static code = 'E_CONSOLE_PROFILING_PAUSED'
+
+  static message = 'Recording is paused by overload protection; arm a CPU profile once it resumes'
+}
+
+/**
+ * A time-window capture asked while `profiling.maxConcurrent` captures already run: 409.
+ */
+export class ConsoleProfilingBusyException extends AtriumException {
+  static status = 409
+  static code = 'E_CONSOLE_PROFILING_BUSY'
+}
+
+export const E_CONSOLE_PROFILING_PAUSED = ConsoleProfilingPausedException
+export const E_CONSOLE_PROFILING_BUSY = ConsoleProfilingBusyException

@@ -3,6 +3,7 @@ import type { Logger } from '@adonisjs/core/logger'
 import { ConsoleGates } from './http/gates.ts'
 import { pruneEntries } from './pruner.ts'
 import { OverloadMonitor } from './overload.ts'
+import { CpuProfiler } from './profiling/profiler.ts'
 import { ConsoleRecorder } from './recorder.ts'
 import { LiveTail, type TransmitLike } from './live_tail.ts'
 import { DashboardSessions } from './session.ts'
@@ -34,6 +35,8 @@ export class ConsoleManager {
   readonly overload?: OverloadMonitor
   /** Pushes new entries to open dashboards; set by `start()` when the live tail is on */
   liveTail?: LiveTail
+  /** CPU profiles, absent unless `profiling.enabled` (then no inspector session exists) */
+  readonly profiler?: CpuProfiler
   #exceptionWatcher: ExceptionWatcher
   #queryWatchers: QueryWatcher[] = []
   #logWatcher?: LogWatcher
@@ -57,8 +60,12 @@ export class ConsoleManager {
       ? new DashboardSessions(config.dashboardAuth, config.path, logger)
       : undefined
     this.gates = new ConsoleGates(config, this.sessions, app.inProduction, logger)
+    if (config.enabled && config.profiling.enabled) {
+      this.profiler = new CpuProfiler(config.profiling, this.recorder)
+    }
     this.requestWatcher = new RequestWatcher(config, this.recorder, {
       customIp: typeof app.config.get('app.http.getIp', undefined) === 'function',
+      profiler: this.profiler,
     })
     this.#exceptionWatcher = new ExceptionWatcher(config, this.recorder)
     if (config.overloadProtection) {
@@ -193,6 +200,7 @@ export class ConsoleManager {
     for (const watcher of this.#queryWatchers) watcher.uninstall()
     this.#logWatcher?.uninstall()
     for (const watcher of this.#others) watcher.uninstall()
+    await this.profiler?.shutdown()
     await this.recorder.stop()
     await this.store.close?.()
   }

@@ -90,8 +90,13 @@ export class ConsoleRecorder {
       return
     }
     if (full.type === 'exception') batch.failing = true
-    // the request's own entry always fits: it says how many others were dropped
-    if (full.type !== 'request' && batch.entries.length >= this.#config.buffer.maxEntriesPerBatch) {
+    // the request's own entry always fits (it says how many others were dropped),
+    // and so does a CPU profile someone asked for
+    if (
+      full.type !== 'request' &&
+      full.type !== 'cpu_profile' &&
+      batch.entries.length >= this.#config.buffer.maxEntriesPerBatch
+    ) {
       batch.dropped++
       return
     }

@@ -1,6 +1,7 @@
 import type { HttpContext, Route } from '@adonisjs/core/http'
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { ConsoleStore } from './stores/contract.ts'
+import type { ProfilingOptions, ResolvedProfiling } from './profiling/config.ts'
 
 /** A duration: `'8h'`, `'30m'`, `'24h'`, or milliseconds */
 export type Duration = string | number
@@ -17,6 +18,7 @@ export const ENTRY_TYPES = [
   'redis',
   'mail',
   'client_error',
+  'cpu_profile',
 ] as const
 export type EntryType = (typeof ENTRY_TYPES)[number]
 
@@ -212,6 +214,8 @@ export interface ConsoleConfig {
    * only, no token), `{ token, path? }` (bearer-gated everywhere), or false
    */
   mcp?: boolean | McpOptions
+  /** CPU profiles through `node:inspector`; off by default */
+  profiling?: ProfilingOptions
 }
 
 /** `dashboardAuth` with its defaults applied */
@@ -262,6 +266,7 @@ export interface ResolvedConsoleConfig {
   api: Required<SurfaceOptions>
   ui: Required<SurfaceOptions> & { enabled: boolean; liveTail: boolean }
   mcp: ResolvedMcp | false
+  profiling: ResolvedProfiling
 }
 
 /** One recorded entry as the store keeps it */

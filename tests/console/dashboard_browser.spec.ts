@@ -20,8 +20,17 @@ class ExceptionHandlerProvider {
 const login = (username: string, password: string) =>
   username === 'ada' && password === 'lovelace' ? { id: '1', name: 'Ada' } : null
 
-/** Host routes: one running a query twice and logging a line, plain ones, a failing one, one logging markup */
+/** CPU work the flame graph must show by name */
+function crunchNumbersForTheFlameGraph(ms: number) {
+  const until = Date.now() + ms
+  let spins = 0
+  while (Date.now() < until) spins++
+  return spins
+}
+
+/** Host routes: one running a query twice and logging a line, plain ones, a failing one, one logging markup, one burning CPU */
 function hostRoutes(router: Router) {
+  router.get('/crunch', async () => ({ spins: crunchNumbersForTheFlameGraph(150) }))
   router.get('/orders/:id', async (ctx) => {
     const db = await ctx.containerResolver.make('lucid.db')
     await db.rawQuery('select ? as shipment_marker', [ctx.params.id])
@@ -75,7 +84,7 @@ async function dashboardApp(config: ConsoleConfig = {}) {
     routes: hostRoutes,
   })
   const manager = await app.app.container.make('atrium.console')
-  return { ...app, flush: () => manager.recorder.flush() }
+  return { ...app, manager, flush: () => manager.recorder.flush() }
 }
 
 /** The asset URLs the shell links */
@@ -379,5 +388,53 @@ test.group('Console dashboard in a real browser', (group) => {
     await button.click()
     await tab.getByRole('button', { name: 'Sign out' }).waitFor()
     assert.include(await tab.locator('header .user').textContent(), 'Grace')
+  })
+
+  test('a CPU profile renders as a flame graph that zooms, with its label and download', async ({
+    assert,
+  }) => {
+    const { url, flush, manager } = await dashboardApp({
+      profiling: { enabled: true, sampleRate: 1 },
+      authorizeAction: () => true,
+    })
+    assert.equal(await fetch(`${url}/crunch`).then((response) => response.status), 200)
+    await manager.profiler!.settled()
+    await new Promise((resolve) => setImmediate(resolve))
+    await flush()
+    const { tab, policyViolations, pageErrors } = await open(url)
+    await signIn(tab, 'lovelace')
+    await tab.getByRole('link', { name: 'CPU profiles' }).click()
+    await tab.getByRole('link', { name: 'CPU profile: GET /crunch' }).click()
+
+    const graph = tab.getByRole('group', { name: 'Flame graph' })
+    await graph.waitFor()
+    assert.isAbove(await graph.locator('.frame').count(), 3)
+    const crunch = graph.locator('.frame[data-name="crunchNumbersForTheFlameGraph"]')
+    assert.equal(await crunch.count(), 1)
+    const width = (await crunch.boundingBox())!.width
+    assert.isAbove(width, 0)
+    assert.include(
+      await tab.locator('.shared-window').textContent(),
+      'No other request ran during this window'
+    )
+    const download = tab.getByRole('link', { name: 'Download .cpuprofile' })
+    assert.match((await download.getAttribute('href'))!, /\/console\/api\/profiles\/\w+\/download$/)
+
+    // clicking a frame zooms to it: it spans the whole graph, and the path leads back
+    await crunch.click()
+    await tab
+      .getByRole('navigation', { name: 'Zoom' })
+      .getByRole('button', { name: 'crunchNumbersForTheFlameGraph' })
+      .waitFor()
+    const graphWidth = (await graph.boundingBox())!.width
+    const zoomed = (await crunch.boundingBox())!.width
+    assert.isAbove(zoomed, width)
+    assert.isAtLeast(zoomed, graphWidth - 4)
+    await tab.getByRole('button', { name: 'All samples' }).click()
+    await tab.waitForFunction(
+      () => (globalThis as any).document.querySelector('.flame-path button').disabled === true
+    )
+    assert.deepEqual(policyViolations, [])
+    assert.deepEqual(pageErrors, [])
   })
 })

@@ -1,6 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { ConsoleInvalidQueryException, ConsoleNotFoundException } from '../errors.ts'
 import { isEntryId } from '../ids.ts'
+import { withoutRawProfile } from '../profiling/profiles_controller.ts'
 import type { ConsoleManager } from '../manager.ts'
 import type { EntryListQuery } from '../stores/contract.ts'
 import { MAX_SEARCH_LENGTH, searchWords } from '../search.ts'
@@ -109,7 +110,7 @@ export class EntriesController {
     if (!isEntryId(id)) invalid('id', '"id" must be an entry id')
     const entry = await this.#manager.store.find(id)
     if (!entry) throw new ConsoleNotFoundException(`Entry ${id} not found`)
-    return { data: entry }
+    return { data: withoutRawProfile(entry) }
   }
 
   batch = async (ctx: HttpContext) => {
@@ -117,7 +118,7 @@ export class EntriesController {
     if (!isEntryId(id)) invalid('id', '"id" must be a batch id')
     const entries = await this.#manager.store.batch(id)
     if (entries.length === 0) throw new ConsoleNotFoundException(`Batch ${id} not found`)
-    return { data: { id, entries } }
+    return { data: { id, entries: entries.map(withoutRawProfile) } }
   }
 
   prune = async (ctx: HttpContext) => {

@@ -8,6 +8,7 @@ import { HealthController } from './health_controller.ts'
 import { assetHandler, shellHandler } from './dashboard.ts'
 import { LIVE_TAIL_CHANNEL } from '../live_tail.ts'
 import { McpController } from '../mcp/http.ts'
+import { ProfilesController } from '../profiling/profiles_controller.ts'
 
 /**
  * Mounts the page at `{path}` (its hashed assets under `{path}/assets`) and
@@ -44,6 +45,8 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
 
   const entries = new EntriesController(manager)
   const health = new HealthController(manager)
+  // without profiling.enabled the profile routes do not exist (404)
+  const profiles = manager.profiler ? new ProfilesController(manager, manager.profiler) : undefined
   router
     .group(() => {
       router.get('/requests', entries.list('request')).as('requests')
@@ -61,6 +64,11 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/batches/:id', entries.batch).as('batch')
       router.get('/health', health.show).as('health')
       router.post('/prune', entries.prune).as('prune')
+      router.get('/cpu-profiles', entries.list('cpu_profile')).as('cpu_profiles')
+      if (profiles) {
+        router.post('/profiles/arm', profiles.arm).as('profiles.arm')
+        router.get('/profiles/:id/download', profiles.download).as('profiles.download')
+      }
       if (manager.liveTailAvailable) registerLiveTailRoutes(router, manager)
     })
     .prefix(api)

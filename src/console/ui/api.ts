@@ -15,6 +15,7 @@ export type EntryType =
   | 'redis'
   | 'mail'
   | 'client_error'
+  | 'cpu_profile'
 
 export interface EntrySummary {
   id: string
@@ -94,6 +95,11 @@ export class ApiError extends Error {
 export const API_BASE =
   document.querySelector<HTMLMetaElement>('meta[name="atrium-console-api"]')?.content ??
   '/console/api'
+
+/** Where the raw `.cpuprofile` of a CPU profile entry downloads (a plain link: the cookie goes along) */
+export function profileDownloadUrl(id: string) {
+  return `${API_BASE}/profiles/${encodeURIComponent(id)}/download`
+}
 
 let onUnauthenticated = () => {}
 

@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react'
 import { api, type Entry } from './api.ts'
+import { CpuProfileDetail } from './flame_graph.tsx'
 import { dateTime, duration, json, statusClass } from './format.ts'
 import { href } from './router.ts'
 import { useLoad } from './use_load.ts'
@@ -105,6 +106,8 @@ function TypeDetail(props: { entry: Entry }) {
           <Block title="Context" value={content.context} />
         </>
       )
+    case 'cpu_profile':
+      return <CpuProfileDetail entry={entry} />
     default:
       return null
   }
@@ -134,7 +137,8 @@ export function EntryDetail(props: { id: string }) {
         ))}
       </p>
       <TypeDetail entry={entry} />
-      <Block title="Content" value={entry.content} />
+      {/* a profile's content is its tree, drawn above */}
+      {entry.type !== 'cpu_profile' && <Block title="Content" value={entry.content} />}
     </article>
   )
 }

@@ -31,6 +31,7 @@ export const LIST_SCREENS: ListScreen[] = [
   { path: 'cache', label: 'Cache', type: 'cache', filters: ['slow', 'tag'] },
   { path: 'redis', label: 'Redis', type: 'redis', filters: ['slow', 'tag'] },
   { path: 'client-errors', label: 'Client errors', type: 'client_error', filters: ['tag'] },
+  { path: 'cpu-profiles', label: 'CPU profiles', type: 'cpu_profile', filters: ['tag'] },
 ]
 
 export function screenOf(path: string | undefined) {

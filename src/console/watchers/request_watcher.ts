@@ -1,6 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
 import { batchStorage, type RecordingBatch } from '../batch.ts'
+import type { CpuProfiler, ProfileCapture } from '../profiling/profiler.ts'
 import type { ConsoleRecorder } from '../recorder.ts'
 import { redactHeaders, redactValue } from '../redact.ts'
 import type { ResolvedConsoleConfig } from '../types.ts'
@@ -43,16 +44,21 @@ export class RequestWatcher {
   #config: ResolvedConsoleConfig
   #recorder: ConsoleRecorder
   #customIp: boolean
+  #profiler?: CpuProfiler
 
-  /** `customIp`: the app sets `http.getIp`, so the client ip always comes from `request.ip()` */
+  /**
+   * `customIp`: the app sets `http.getIp`, so the client ip always comes from `request.ip()`;
+   * `profiler`: counts every request and profiles the armed or sampled ones
+   */
   constructor(
     config: ResolvedConsoleConfig,
     recorder: ConsoleRecorder,
-    options: { customIp?: boolean } = {}
+    options: { customIp?: boolean; profiler?: CpuProfiler } = {}
   ) {
     this.#config = config
     this.#recorder = recorder
     this.#customIp = options.customIp ?? false
+    this.#profiler = options.profiler
   }
 
   /**
@@ -73,6 +79,23 @@ export class RequestWatcher {
   }
 
   async handle(ctx: HttpContext, next: NextFn) {
+    if (this.#profiler) return this.#profiled(this.#profiler, ctx, next)
+    return this.#handle(ctx, next)
+  }
+
+  /** Every request is counted (a profile says how many ran beside it); armed ones are captured */
+  async #profiled(profiler: CpuProfiler, ctx: HttpContext, next: NextFn) {
+    const eligible = !this.#recorder.paused && !this.#isConsoleRoute(ctx.request.url())
+    const capture = profiler.enter(ctx.request.method(), ctx.request.url(), eligible)
+    try {
+      return await this.#handle(ctx, next, capture)
+    } finally {
+      // a request the watcher skipped still ends its capture
+      profiler.leave(capture)
+    }
+  }
+
+  async #handle(ctx: HttpContext, next: NextFn, capture?: ProfileCapture) {
     // overloaded: not even a batch (exceptions are still counted by the recorder)
     if (!this.#config.enabled || this.#recorder.paused) return next()
     const url = ctx.request.url()
@@ -85,11 +108,17 @@ export class RequestWatcher {
     try {
       return await batchStorage.run(batch, next)
     } finally {
-      this.#finish(ctx, batch, requestId, started)
+      this.#finish(ctx, batch, requestId, started, capture)
     }
   }
 
-  #finish(ctx: HttpContext, batch: RecordingBatch, id: string, started: bigint) {
+  #finish(
+    ctx: HttpContext,
+    batch: RecordingBatch,
+    id: string,
+    started: bigint,
+    capture?: ProfileCapture
+  ) {
     try {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6
       const status = ctx.response.getStatus()
@@ -123,7 +152,13 @@ export class RequestWatcher {
         },
         batch
       )
-      this.#recorder.commit(batch, { failing: status >= 500 || slow })
+      const failing = status >= 500 || slow
+      if (!capture) return this.#recorder.commit(batch, { failing })
+      // the response does not wait for the profiler to stop; the batch (always kept: someone
+      // asked for this profile) is committed once the profile's entry joins it
+      void this.#profiler!.finish(capture)
+        .then((profile) => profile && this.#recorder.record(profile, batch))
+        .finally(() => this.#recorder.commit(batch, { failing: true }))
     } catch {
       // recording never fails a request
     }
