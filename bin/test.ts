@@ -29,7 +29,7 @@ const DATABASE_FREE = [
   'tests/console/histogram.spec.ts',
   // its host queries run on an in-memory SQLite of its own, not the run's database
   'tests/console/dashboard_browser.spec.ts',
-  'tests/console/live_tail_browser.spec.ts',
+  'tests/console/dashboard_tail_replay_browser.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 

@@ -1,6 +1,7 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { Logger } from '@adonisjs/core/logger'
 import { ConsoleGates } from './http/gates.ts'
+import { loopbackUrl } from './http/request_tools.ts'
 import { pruneEntries } from './pruner.ts'
 import { OverloadMonitor } from './overload.ts'
 import { CpuProfiler } from './profiling/profiler.ts'
@@ -90,6 +91,11 @@ export class ConsoleManager {
       this.config.ui.liveTail &&
       this.#app.container.hasBinding('transmit')
     )
+  }
+
+  /** Where this app's HTTP server listens, for the requests the console replays */
+  async ownUrl(): Promise<string> {
+    return loopbackUrl(await this.#app.container.make('server'))()
   }
 
   /** What `GET {path}/api/health` reports about recording */

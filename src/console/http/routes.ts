@@ -5,6 +5,7 @@ import { ClientErrorsController } from './client_errors_controller.ts'
 import { EntriesController } from './entries_controller.ts'
 import { surfaceMiddleware } from './gates.ts'
 import { HealthController } from './health_controller.ts'
+import { RequestToolsController } from './request_tools.ts'
 import { assetHandler, shellHandler } from './dashboard.ts'
 import { LIVE_TAIL_CHANNEL } from '../live_tail.ts'
 import { McpController } from '../mcp/http.ts'
@@ -45,6 +46,7 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
 
   const entries = new EntriesController(manager)
   const health = new HealthController(manager)
+  const requestTools = new RequestToolsController(manager, () => manager.ownUrl())
   // without profiling.enabled the profile routes do not exist (404)
   const profiles = manager.profiler ? new ProfilesController(manager, manager.profiler) : undefined
   router
@@ -61,6 +63,8 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/client-errors', entries.list('client_error')).as('client_errors')
       router.get('/search', entries.search).as('search')
       router.get('/entries/:id', entries.show).as('entry')
+      router.get('/entries/:id/curl', requestTools.curl).as('entry.curl')
+      router.post('/entries/:id/replay', requestTools.replay).as('entry.replay')
       router.get('/batches/:id', entries.batch).as('batch')
       router.get('/health', health.show).as('health')
       router.post('/prune', entries.prune).as('prune')

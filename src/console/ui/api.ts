@@ -163,6 +163,13 @@ export const api = {
   batch: (id: string) =>
     call<{ data: { id: string; entries: Entry[] } }>(`/batches/${encodeURIComponent(id)}`),
   health: (minutes: number) => call<{ data: Health }>(`/health${qs({ minutes: String(minutes) })}`),
+  curl: (id: string) =>
+    call<{ data: { command: string; notes: string[] } }>(`/entries/${encodeURIComponent(id)}/curl`),
+  replay: (id: string) =>
+    call<{ data: { status: number; batchId: string | null; notes: string[] } }>(
+      `/entries/${encodeURIComponent(id)}/replay`,
+      { method: 'POST' }
+    ),
   /** Whether the server pushes new entries (404 without `@adonisjs/transmit` or with `ui.liveTail` off) */
   async liveTail(): Promise<boolean> {
     const response = await fetch(`${API_BASE}/live`, { credentials: 'same-origin' })

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react'
 import { api, type Entry } from './api.ts'
 import { CpuProfileDetail } from './flame_graph.tsx'
 import { dateTime, duration, json, statusClass } from './format.ts'
+import { RequestActions } from './request_actions.tsx'
 import { href } from './router.ts'
 import { useLoad } from './use_load.ts'
 
@@ -67,6 +68,7 @@ function TypeDetail(props: { entry: Entry }) {
             <Field label="IP">{text(content.ip)}</Field>
             <Field label="User">{text(content.user)}</Field>
           </dl>
+          <RequestActions id={entry.id} />
           <Block title="Query string" value={content.query} />
           <HeadersTable headers={content.headers} />
           <Block title="Body" value={content.body} />

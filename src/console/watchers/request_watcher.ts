@@ -5,6 +5,7 @@ import type { CpuProfiler, ProfileCapture } from '../profiling/profiler.ts'
 import type { ConsoleRecorder } from '../recorder.ts'
 import { redactHeaders, redactValue } from '../redact.ts'
 import type { ResolvedConsoleConfig } from '../types.ts'
+import { REPLAY_BATCH_HEADER, REPLAY_HEADER, replayedEntryId } from '../http/request_tools.ts'
 
 const batches = new WeakMap<HttpContext, RecordingBatch>()
 
@@ -105,10 +106,13 @@ export class RequestWatcher {
 
     const started = process.hrtime.bigint()
     const requestId = batch.id
+    // a replay sent by the console of this process answers with its batch, to link to it
+    const replayOf = replayedEntryId(ctx.request.header(REPLAY_HEADER))
+    if (replayOf) ctx.response.header(REPLAY_BATCH_HEADER, batch.id)
     try {
       return await batchStorage.run(batch, next)
     } finally {
-      this.#finish(ctx, batch, requestId, started, capture)
+      this.#finish(ctx, batch, requestId, started, capture, replayOf)
     }
   }
 
@@ -117,7 +121,8 @@ export class RequestWatcher {
     batch: RecordingBatch,
     id: string,
     started: bigint,
-    capture?: ProfileCapture
+    capture?: ProfileCapture,
+    replayOf?: string | null
   ) {
     try {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6
@@ -135,7 +140,7 @@ export class RequestWatcher {
           method,
           durationMs,
           slow,
-          tags: slow ? ['slow'] : [],
+          tags: [...(slow ? ['slow'] : []), ...(replayOf ? ['replay'] : [])],
           content: {
             method,
             path,
@@ -148,6 +153,7 @@ export class RequestWatcher {
             body: captureBody(ctx, this.#config),
             user,
             droppedEntries: batch.dropped,
+            ...(replayOf ? { replayOf } : {}),
           },
         },
         batch

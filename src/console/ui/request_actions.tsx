@@ -1,0 +1,87 @@
+import { useState } from 'react'
+import { api } from './api.ts'
+import { href } from './router.ts'
+
+type Replay = { status: number; batchId: string | null; notes: string[] }
+
+/**
+ * A request entry's tools: its cURL command (shown, and copied when the
+ * browser allows it) and a replay, which the server runs only when
+ * `authorizeAction` allows "replay a request".
+ */
+export function RequestActions(props: { id: string }) {
+  const [curl, setCurl] = useState<{ command: string; notes: string[] } | null>(null)
+  const [replay, setReplay] = useState<Replay | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
+
+  async function copyCurl() {
+    setError(null)
+    try {
+      const { data } = await api.curl(props.id)
+      setCurl(data)
+      // the clipboard needs a secure context; the command stays on screen either way
+      await navigator.clipboard?.writeText(data.command).catch(() => {})
+    } catch (failure) {
+      setError((failure as Error).message)
+    }
+  }
+
+  async function runReplay() {
+    setError(null)
+    setBusy(true)
+    try {
+      const { data } = await api.replay(props.id)
+      setReplay(data)
+    } catch (failure) {
+      setError((failure as Error).message)
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <section className="request-actions">
+      <button type="button" onClick={copyCurl}>
+        Copy as cURL
+      </button>{' '}
+      <button type="button" onClick={runReplay} disabled={busy}>
+        {busy ? 'Replaying…' : 'Replay'}
+      </button>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {curl && (
+        <>
+          <pre className="curl">{curl.command}</pre>
+          <Notes notes={curl.notes} />
+        </>
+      )}
+      {replay && (
+        <p role="status">
+          Replayed: answered {replay.status}
+          {replay.batchId && (
+            <>
+              {' '}
+              — <a href={href(['batches', replay.batchId])}>its batch</a>
+            </>
+          )}
+          <Notes notes={replay.notes} />
+        </p>
+      )}
+    </section>
+  )
+}
+
+function Notes(props: { notes: string[] }) {
+  if (props.notes.length === 0) return null
+  return (
+    <ul className="muted">
+      {props.notes.map((note) => (
+        <li key={note}>{note}</li>
+      ))}
+    </ul>
+  )
+}
