@@ -132,6 +132,9 @@ export interface RunOutcome {
   model: string
 }
 
+/** How a transient run ended, as its rollups count it */
+export type RunEnd = Pick<RunOutcome, 'status' | 'errorCode'> & { durationMs: number | null }
+
 /** A tool call as a transient thread keeps it, with the times its row will carry */
 export interface TransientToolCall extends ToolCallRow {
   createdAt: Date
@@ -159,11 +162,8 @@ export interface TransientSnapshot {
 export interface TransientThreadStore {
   /** Prices a model call and adds it to its daily rollup; no usage row is written */
   countUsage(row: UsageInput): Promise<UsageRow>
-  /** Counts a run's end in the rollup of today; no run row is written */
-  countRunEnd(
-    key: { actorRef: string; agentName: string; model: string },
-    status: RunOutcome['status']
-  ): Promise<void>
+  /** Counts a run's end, its error code and duration in today's rollups; no run row is written */
+  countRunEnd(key: { actorRef: string; agentName: string; model: string }, end: RunEnd): Promise<void>
   /**
    * Writes the thread, its runs, messages, tool calls and usage rows in one
    * transaction, adding nothing to the rollups (they were counted already)
