@@ -93,10 +93,14 @@ test.group('Agent commands and configure', () => {
     }
     const command = await ace.create(Configure, [PACKAGE_ENTRY, '--no-install'])
     await agentInstaller.install(command, await command.createCodemods())
-    const files = (await readdir(join(fs.basePath, 'database/migrations'))).sort()
+    const files = await readdir(join(fs.basePath, 'database/migrations'))
+    files.sort()
     assert.lengthOf(files, 13, JSON.stringify(files))
     // The existing files are kept as they were; the new ones sort after them
-    assert.equal(await fs.contents('database/migrations/1007_create_agent_rollups_table.ts'), '// ran')
+    assert.equal(
+      await fs.contents('database/migrations/1007_create_agent_rollups_table.ts'),
+      '// ran'
+    )
     assert.deepEqual(
       files.slice(8).map((file) => file.replace(/^\d+_create_(.+)_table\.ts$/, '$1')),
       [

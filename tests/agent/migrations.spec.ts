@@ -64,12 +64,10 @@ test.group('Agent migration stubs', () => {
     // One by one: a multi-row insert of SQLite would fill the missing counters with null
     for (const each of rows) await db.table('agent_rollups').insert(each)
     for (const name of narrow) await runStub(db, name, 'up')
-    const spend = async (table: string, key: string) =>
-      (await db.from(table).orderBy(key)).map((each: any) => [
-        each[key],
-        Number(each.model_calls),
-        Number(each.cost),
-      ])
+    const spend = async (table: string, key: string) => {
+      const found = await db.from(table).orderBy(key)
+      return found.map((each: any) => [each[key], Number(each.model_calls), Number(each.cost)])
+    }
     assert.deepEqual(await spend('agent_model_rollups', 'model'), [
       ['m1', 3, 400],
       ['m2', 1, 50],

@@ -255,7 +255,8 @@ test.group('Agent spend rollups', () => {
     const exactP95 = async (agentName?: string) => {
       const query = app.db.from('agent_runs').orderBy('duration_ms', 'asc')
       if (agentName) query.where('agent_name', agentName)
-      const durations = (await query.select('duration_ms')).map((row) => Number(row.duration_ms))
+      const rows = await query.select('duration_ms')
+      const durations = rows.map((row) => Number(row.duration_ms))
       const exact = durations[Math.ceil((durations.length * 95) / 100) - 1]
       return { exact, reported: bucketUpperBound(durationBucket(exact)) }
     }

@@ -163,7 +163,10 @@ export interface TransientThreadStore {
   /** Prices a model call and adds it to its daily rollup; no usage row is written */
   countUsage(row: UsageInput): Promise<UsageRow>
   /** Counts a run's end, its error code and duration in today's rollups; no run row is written */
-  countRunEnd(key: { actorRef: string; agentName: string; model: string }, end: RunEnd): Promise<void>
+  countRunEnd(
+    key: { actorRef: string; agentName: string; model: string },
+    end: RunEnd
+  ): Promise<void>
   /**
    * Writes the thread, its runs, messages, tool calls and usage rows in one
    * transaction, adding nothing to the rollups (they were counted already)

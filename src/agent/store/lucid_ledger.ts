@@ -100,10 +100,7 @@ export class UsageLedger {
   }
 
   /** Counts a run's end in today's rollups without a run row (transient threads) */
-  async countRunEnd(
-    key: { actorRef: string; agentName: string; model: string },
-    end: RunEnd
-  ) {
+  async countRunEnd(key: { actorRef: string; agentName: string; model: string }, end: RunEnd) {
     await inTransaction(this.#connect(), (trx) =>
       addRunEndToRollups(trx, {
         ...key,

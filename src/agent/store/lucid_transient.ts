@@ -20,10 +20,7 @@ export class LucidTransientThreads implements TransientThreadStore {
     return this.#ledger.countUsage(row)
   }
 
-  countRunEnd(
-    key: { actorRef: string; agentName: string; model: string },
-    end: RunEnd
-  ) {
+  countRunEnd(key: { actorRef: string; agentName: string; model: string }, end: RunEnd) {
     return this.#ledger.countRunEnd(key, end)
   }
 
