@@ -179,15 +179,13 @@ export class LucidInsightQueries {
 
   async spend(window: DayWindow): Promise<SpendOverview> {
     const byCost = (a: SpendFigures, b: SpendFigures) => b.costMicros - a.costMicros
-    const models = await this.#rollups(AGENT_TABLES.modelRollups, window, SPEND_COLUMNS, 'model')
-    const actors = await this.#rollups(
-      AGENT_TABLES.actorRollups,
-      window,
-      SPEND_COLUMNS,
-      'actor_ref'
-    )
+    // Independent reads: on a pooled connection (PostgreSQL, MariaDB) they overlap.
     // The day × model rollup holds every call once, so its days are the trend
-    const days = await this.#rollups(AGENT_TABLES.modelRollups, window, SPEND_COLUMNS, 'day')
+    const [models, actors, days] = await Promise.all([
+      this.#rollups(AGENT_TABLES.modelRollups, window, SPEND_COLUMNS, 'model'),
+      this.#rollups(AGENT_TABLES.actorRollups, window, SPEND_COLUMNS, 'actor_ref'),
+      this.#rollups(AGENT_TABLES.modelRollups, window, SPEND_COLUMNS, 'day'),
+    ])
     const perDay = new Map(days.map((row: any) => [row.day, row]))
     return {
       from: window.fromDay,
@@ -241,15 +239,12 @@ export class LucidInsightQueries {
   }
 
   async reliability(window: DayWindow): Promise<ReliabilityOverview> {
-    const agents = await this.#rollups(AGENT_TABLES.runRollups, window, RUN_COLUMNS, 'agent_name')
-    const days = await this.#rollups(AGENT_TABLES.runRollups, window, RUN_COLUMNS, 'day')
-    const errors = await this.#rollups(
-      AGENT_TABLES.errorRollups,
-      window,
-      { count: 'runs_failed' },
-      'error_code'
-    )
-    const { overall, perAgent } = await this.#durationHistograms(window)
+    const [agents, days, errors, { overall, perAgent }] = await Promise.all([
+      this.#rollups(AGENT_TABLES.runRollups, window, RUN_COLUMNS, 'agent_name'),
+      this.#rollups(AGENT_TABLES.runRollups, window, RUN_COLUMNS, 'day'),
+      this.#rollups(AGENT_TABLES.errorRollups, window, { count: 'runs_failed' }, 'error_code'),
+      this.#durationHistograms(window),
+    ])
     const total = { succeeded: 0, failed: 0, cancelled: 0 }
     for (const row of agents) {
       for (const field of Object.keys(total) as Array<keyof typeof total>) {
