@@ -211,7 +211,7 @@ export interface AgentStore {
 
   createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>): Promise<void>
   /**
-   * Records a running run's end, its duration and its daily rollup in one
+   * Records a running run's end, its duration and its daily rollups in one
    * transaction; a run that has already ended is left as it is.
    */
   finishRun(id: string, outcome: RunOutcome): Promise<void>
@@ -250,7 +250,7 @@ export interface AgentStore {
 
   /**
    * Writes a usage row priced at the price in effect now (or the cost the
-   * provider reported) and adds it to its daily rollup, in one transaction
+   * provider reported) and adds it to its daily rollups, in one transaction
    */
   recordUsage(row: UsageInput): Promise<UsageRow>
   listUsage(runId: string): Promise<UsageRow[]>
