@@ -1,51 +1,9 @@
 import diagnosticsChannel from 'node:diagnostics_channel'
 import { test } from '@japa/runner'
-import type { AgentStore, UsageInput } from '../../src/agent/main.ts'
 import { BOB, agentApp, errorOf } from './helpers.ts'
-import { dayFromToday, insightApp } from './insight_helpers.ts'
+import { dayFromToday, insightApp, rollup, runOf, usage } from './insight_helpers.ts'
 import { SseReader } from './sse_client.ts'
 import { bucketUpperBound, durationBucket } from '../../src/agent/main.ts'
-
-type App = Awaited<ReturnType<typeof insightApp>>
-
-/** A thread and a running run of `agentName`, written through the store */
-async function runOf(store: AgentStore, agentName = 'default', actorRef = 'alice') {
-  const thread = await store.createThread({ actorRef, title: null })
-  const id = crypto.randomUUID()
-  await store.createRun({ id, threadId: thread.id, actorRef, agentName })
-  return { runId: id, threadId: thread.id }
-}
-
-function usage(run: { runId: string; threadId: string }, step: number): UsageInput {
-  return {
-    ...run,
-    known: true,
-    uncachedInputTokens: 10,
-    cacheReadTokens: 3,
-    cacheWriteTokens: 2,
-    outputTokens: 5,
-    reasoningTokens: 1,
-    actorRef: 'alice',
-    agentName: 'default',
-    model: 'load-model',
-    kind: 'step',
-    step,
-    day: dayFromToday(),
-  }
-}
-
-async function rollup(app: App, model: string) {
-  const rows = await app.db.from('agent_rollups').where('model', model)
-  return rows.map((row: any) => ({
-    modelCalls: Number(row.model_calls),
-    uncached: Number(row.uncached_input_tokens),
-    reasoning: Number(row.reasoning_tokens),
-    cost: Number(row.cost),
-    succeeded: Number(row.runs_succeeded),
-    failed: Number(row.runs_failed),
-    cancelled: Number(row.runs_cancelled),
-  }))
-}
 
 test.group('Agent spend rollups', () => {
   test('concurrent usage rows and run ends on one rollup key lose no increment', async ({
