@@ -32,6 +32,11 @@ export const MIGRATION_STUBS = {
     'agent_quota',
     'agent_pricing',
     'agent_rollups',
+    'agent_model_rollups',
+    'agent_actor_rollups',
+    'agent_run_rollups',
+    'agent_error_rollups',
+    'agent_duration_rollups',
   ],
 } as const
 

@@ -3,8 +3,9 @@
  * the real HTTP server, on each dialect of `BENCH_DB` (SQLite and PostgreSQL
  * by default). The tables come from the migration stubs and are seeded with
  * set-based SQL: 90 days of runs and usage from ~500 actors, 20 models and 5
- * agents, and the daily rollups the gateway would have written for them,
- * summed from those same rows so the two agree exactly. Target: p50 <= 50 ms.
+ * agents, and the daily rollups the gateway would have written for them (the
+ * day × model × actor × agent one and the narrow ones the routes read),
+ * summed from those same rows so they agree exactly. Target: p50 <= 50 ms.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -19,7 +20,7 @@ import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
 import { migrateStubs } from '../../tests/migration_stubs.ts'
 import { FakeModelServer } from '../../tests/agent/fake_model.ts'
 import { fakeProviderModel } from '../../tests/agent/helpers.ts'
-import { actors, defineConfig } from '../../src/agent/main.ts'
+import { actors, defineConfig, durationBucket } from '../../src/agent/main.ts'
 import { bootHttpApp } from '../lib/http_app.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
@@ -27,6 +28,15 @@ const dialects = (process.env.BENCH_DB ?? 'sqlite,pg').split(',') as Dialect[]
 const RUNS = Number(process.env.BENCH_RUNS ?? 200)
 const WARMUP = 10
 const TARGET_P50_MS = 50
+
+/** The rollups each view of the two routes reads, one per view */
+const NARROW_ROLLUPS = [
+  'agent_model_rollups',
+  'agent_actor_rollups',
+  'agent_run_rollups',
+  'agent_error_rollups',
+  'agent_duration_rollups',
+]
 
 const USAGE_ROWS = 1_000_000
 const RUN_ROWS = 300_000
@@ -154,7 +164,53 @@ function seedStatements(sql: Dialectal, nowMs: number) {
        where r.finished_at is not null
      ) ledger
      group by day, model, actor_ref, agent_name`,
+    // The narrow rollups the same upserts write: spend per day × model and
+    // day × actor, runs per day × agent, failures per day × error code
+    ...(['model', 'actor_ref'] as const).map(
+      (key) =>
+        `insert into agent_${key === 'model' ? 'model' : 'actor'}_rollups (day, ${key},
+           ${SPEND_COUNTERS})
+         select day, ${key}, ${SPEND_COUNTERS.split(', ')
+           .map((column) => `sum(${column})`)
+           .join(', ')}
+         from agent_rollups group by day, ${key} having sum(model_calls) > 0`
+    ),
+    `insert into agent_run_rollups (day, agent_name, runs_succeeded, runs_failed, runs_cancelled)
+     select day, agent_name, sum(runs_succeeded), sum(runs_failed), sum(runs_cancelled)
+     from agent_rollups group by day, agent_name`,
+    `insert into agent_error_rollups (day, error_code, runs_failed)
+     select ${sql.dayOf('finished_at')}, coalesce(error_code, 'unknown'), count(*)
+     from agent_runs where status = 'failed'
+     group by ${sql.dayOf('finished_at')}, coalesce(error_code, 'unknown')`,
+    // Each run's duration in its day × agent histogram, through the bucket of
+    // every duration the seed can produce (computed by the gateway's own function)
+    `insert into agent_duration_rollups (day, agent_name, bucket, runs)
+     select ${sql.dayOf('r.finished_at')}, r.agent_name, b.bucket, count(*)
+     from agent_runs r join bench_duration_buckets b on b.duration_ms = r.duration_ms
+     where r.duration_ms is not null
+     group by ${sql.dayOf('r.finished_at')}, r.agent_name, b.bucket`,
   ]
+}
+
+const SPEND_COUNTERS =
+  'model_calls, unknown_usage_calls, unpriced_calls, uncached_input_tokens, ' +
+  'cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, cost'
+
+/** The longest duration the seed writes: 200 + 999 * 49 ms */
+const MAX_SEEDED_DURATION_MS = 200 + 999 * 49
+
+/** A lookup table from each seeded duration to its histogram bucket */
+async function seedDurationBuckets(trx: any) {
+  await trx.rawQuery(
+    'create table bench_duration_buckets (duration_ms integer primary key, bucket integer not null)'
+  )
+  const rows = Array.from({ length: MAX_SEEDED_DURATION_MS + 1 }, (_, ms) => ({
+    duration_ms: ms,
+    bucket: durationBucket(ms),
+  }))
+  for (let start = 0; start < rows.length; start += 400) {
+    await trx.table('bench_duration_buckets').multiInsert(rows.slice(start, start + 400))
+  }
 }
 
 /** The benchmark's connection: SQLite in WAL mode; PostgreSQL in a schema of its own */
@@ -233,10 +289,18 @@ for (const which of dialects) {
     const seedStart = performance.now()
     if (which === 'sqlite') await db.rawQuery('pragma synchronous = off')
     await db.transaction(async (trx) => {
+      await seedDurationBuckets(trx)
       for (const statement of seedStatements(SQL[which], Date.now())) await trx.rawQuery(statement)
+      await trx.rawQuery('drop table bench_duration_buckets')
     })
     // Fresh statistics, as autovacuum (PostgreSQL) or `pragma optimize` (SQLite) would keep
-    for (const table of ['agent_threads', 'agent_runs', 'agent_usage', 'agent_rollups']) {
+    for (const table of [
+      'agent_threads',
+      'agent_runs',
+      'agent_usage',
+      'agent_rollups',
+      ...NARROW_ROLLUPS,
+    ]) {
       await db.rawQuery(which === 'pg' ? `vacuum analyze ${table}` : `analyze ${table}`)
     }
     if (which === 'sqlite') await db.rawQuery('pragma synchronous = normal')
@@ -246,6 +310,11 @@ for (const which of dialects) {
       agent_usage: await rowCount(db, 'agent_usage'),
       agent_runs: await rowCount(db, 'agent_runs'),
       agent_rollups: await rowCount(db, 'agent_rollups'),
+      ...Object.fromEntries(
+        await Promise.all(
+          NARROW_ROLLUPS.map(async (table) => [table.slice(6), await rowCount(db, table)])
+        )
+      ),
       seeding: figure(seedSeconds, ' s'),
     })
 

@@ -22,8 +22,9 @@ async function addAgentsImportAlias(command: Configure) {
 }
 
 /**
- * The agent gateway publishes config/agent.ts, its eight migrations (once
- * each, in foreign-key order), its provider, the `#agents/*` alias and
+ * The agent gateway publishes config/agent.ts, its thirteen migrations (once
+ * each, in foreign-key order; the narrow rollups after `agent_rollups`, whose
+ * sums they start from), its provider, the `#agents/*` alias and
  * ANTHROPIC_API_KEY; configure installs or lists the AI SDK with the
  * Anthropic provider the published config uses.
  */
@@ -47,6 +48,11 @@ export const agentInstaller: FeatureInstaller = {
       'quota',
       'pricing',
       'rollups',
+      'modelRollups',
+      'actorRollups',
+      'runRollups',
+      'errorRollups',
+      'durationRollups',
     ] as const
     for (const [index, key] of order.entries()) {
       await publishMigrationOnce(command, codemods, stubsRoot, {

@@ -28,3 +28,4 @@ export type {
   UsageTrendPoint,
 } from './governance/insights.ts'
 export type { CurrentModelPrice } from './http/dashboard_insights.ts'
+export { bucketUpperBound, durationBucket } from './governance/histogram.ts'

@@ -28,7 +28,7 @@ test.group('Agent commands and configure', () => {
     await assert.fileContains(file, 'export default class BillingSupportAgent {')
   })
 
-  test('the installer publishes config/agent.ts, the eight migrations once, the provider and the env', async ({
+  test('the installer publishes config/agent.ts, the thirteen migrations once, the provider and the env', async ({
     assert,
     fs,
   }) => {
@@ -44,7 +44,7 @@ test.group('Agent commands and configure', () => {
     assert.notMatch(published, /from '@ai-sdk\//)
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 8, JSON.stringify(files))
+    assert.lengthOf(files, 13, JSON.stringify(files))
     const tables = [
       'agent_threads',
       'agent_messages',
@@ -54,6 +54,11 @@ test.group('Agent commands and configure', () => {
       'agent_quota',
       'agent_pricing',
       'agent_rollups',
+      'agent_model_rollups',
+      'agent_actor_rollups',
+      'agent_run_rollups',
+      'agent_error_rollups',
+      'agent_duration_rollups',
     ]
     // Sorted by name the timestamps keep foreign keys after the tables they point to
     assert.deepEqual(
@@ -66,5 +71,45 @@ test.group('Agent commands and configure', () => {
     // config/agent.ts imports agent classes through #agents/*, added once
     const manifest = JSON.parse(await fs.contents('package.json'))
     assert.equal(manifest.imports['#agents/*'], './app/agents/*.js')
+  })
+
+  test('an app upgrading from the eight migrations gets only the five narrow rollup migrations', async ({
+    assert,
+    fs,
+  }) => {
+    const ace = await setupConsoleApp(fs)
+    const before = [
+      'agent_threads',
+      'agent_messages',
+      'agent_runs',
+      'agent_tool_calls',
+      'agent_usage',
+      'agent_quota',
+      'agent_pricing',
+      'agent_rollups',
+    ]
+    for (const [index, table] of before.entries()) {
+      await fs.create(`database/migrations/${1000 + index}_create_${table}_table.ts`, '// ran')
+    }
+    const command = await ace.create(Configure, [PACKAGE_ENTRY, '--no-install'])
+    await agentInstaller.install(command, await command.createCodemods())
+    const files = await readdir(join(fs.basePath, 'database/migrations'))
+    files.sort()
+    assert.lengthOf(files, 13, JSON.stringify(files))
+    // The existing files are kept as they were; the new ones sort after them
+    assert.equal(
+      await fs.contents('database/migrations/1007_create_agent_rollups_table.ts'),
+      '// ran'
+    )
+    assert.deepEqual(
+      files.slice(8).map((file) => file.replace(/^\d+_create_(.+)_table\.ts$/, '$1')),
+      [
+        'agent_model_rollups',
+        'agent_actor_rollups',
+        'agent_run_rollups',
+        'agent_error_rollups',
+        'agent_duration_rollups',
+      ]
+    )
   })
 })

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import type { HttpContext } from '@adonisjs/core/http'
-import { defineTool } from '../../src/agent/main.ts'
+import { bucketUpperBound, defineTool, durationBucket } from '../../src/agent/main.ts'
 import type { AgentConfigInput } from '../../src/agent/main.ts'
 import { ALICE, BOB, agentApp, deltasOf, errorOf } from './helpers.ts'
 
@@ -236,5 +236,130 @@ test.group('Agent governance API', () => {
     assert.equal(none.body.total, 0)
     const recent = await app.json('/tool-calls')
     assert.lengthOf(recent.body, 1)
+  })
+
+  test('/spend and /reliability, served from the narrow rollups, agree with the rows they sum', async ({
+    assert,
+  }) => {
+    const app = await dashboardApp()
+    const store = app.manager.config.store
+    const priced = await app.api('/pricing', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        modelId: 'fake-model',
+        inputPricePer1m: 1000,
+        outputPricePer1m: 3000,
+      }),
+    })
+    assert.equal(priced.status, 201)
+    await app.turn('one')
+    await app.turn('two')
+    await app.turn('three', BOB)
+    // Failures of other agents, started some seconds ago so their durations differ
+    const ends: Array<[string, 'failed' | 'aborted', string | null, number]> = [
+      ['auditor', 'failed', 'max_steps', 4000],
+      ['auditor', 'failed', 'max_steps', 9000],
+      ['auditor', 'failed', null, 2500],
+      ['planner', 'aborted', 'aborted', 30_000],
+    ]
+    for (const [agentName, status, errorCode, ago] of ends) {
+      const thread = await store.createThread({ actorRef: 'carol', title: null })
+      const id = crypto.randomUUID()
+      await store.createRun({ id, threadId: thread.id, actorRef: 'carol', agentName })
+      await app.db
+        .from('agent_runs')
+        .where('id', id)
+        .update({ created_at: new Date(Date.now() - ago) })
+      await store.finishRun(id, { status, errorCode, steps: 2, model: 'fake.chat:fake-model' })
+    }
+
+    // What a scan of the usage rows would answer
+    const usage = await app.db.from('agent_usage')
+    const sums = (key: string) => {
+      const totals = new Map<string, [number, number, number]>()
+      for (const row of usage) {
+        const [calls, tokens, cost] = totals.get(row[key]) ?? [0, 0, 0]
+        const used = Number(row.uncached_input_tokens) + Number(row.output_tokens)
+        totals.set(row[key], [calls + 1, tokens + used, cost + Number(row.cost)])
+      }
+      return [...totals.entries()].sort((a, b) => b[1][2] - a[1][2] || a[0].localeCompare(b[0]))
+    }
+    const figures = (row: any) => [
+      row.modelCalls,
+      row.uncachedInputTokens + row.outputTokens,
+      row.costMicros,
+    ]
+    const spend = await app.json('/spend')
+    assert.equal(spend.status, 200)
+    assert.deepEqual(
+      spend.body.byModel.map((row: any) => [row.model, figures(row)]),
+      sums('model')
+    )
+    assert.deepEqual(
+      spend.body.byActor.map((row: any) => [row.actorRef, figures(row)]),
+      sums('actor_ref')
+    )
+    assert.deepEqual(
+      spend.body.byActor.map((row: any) => row.actorRef),
+      ['alice', 'bob']
+    )
+    assert.deepEqual(figures(spend.body.trend.at(-1)), [
+      usage.length,
+      sums('model').reduce((sum, [, [, tokens]]) => sum + tokens, 0),
+      sums('model').reduce((sum, [, [, , cost]]) => sum + cost, 0),
+    ])
+    assert.isAbove(spend.body.trend.at(-1).costMicros, 0)
+
+    // What a scan of the run rows would answer: counts, error families, nearest-rank p95
+    const runs = await app.db.from('agent_runs').orderBy('duration_ms', 'asc')
+    const p95Of = (rows: any[]) => {
+      const exact = Number(rows[Math.ceil((rows.length * 95) / 100) - 1].duration_ms)
+      const reported = bucketUpperBound(durationBucket(exact))
+      assert.isAtLeast(reported, exact)
+      assert.isAtMost(reported, Math.max(exact * 1.05, 19))
+      return reported
+    }
+    const reliability = await app.json('/reliability')
+    assert.equal(reliability.status, 200)
+    assert.deepInclude(reliability.body.metrics, {
+      runs: 7,
+      succeeded: 3,
+      failed: 3,
+      cancelled: 1,
+      p95DurationMs: p95Of(runs),
+    })
+    assert.deepEqual(
+      reliability.body.byAgent.map((row: any) => [
+        row.agentName,
+        row.runs,
+        row.failed,
+        row.p95DurationMs,
+      ]),
+      // Most runs first, ties by name
+      ['auditor', 'default', 'planner'].map((agentName) => {
+        const own = runs.filter((row: any) => row.agent_name === agentName)
+        return [
+          agentName,
+          own.length,
+          own.filter((row: any) => row.status === 'failed').length,
+          p95Of(own),
+        ]
+      })
+    )
+    assert.deepEqual(reliability.body.errors, [
+      { errorCode: 'max_steps', count: 2 },
+      { errorCode: 'unknown', count: 1 },
+    ])
+
+    // A transient turn writes no run row; its end, duration included, is counted at once
+    const { response, sse } = await app.chat({ message: 'off the record', transient: true })
+    assert.equal(response.status, 200)
+    await sse.rest()
+    const after = await app.json('/reliability')
+    assert.deepInclude(after.body.metrics, { runs: 8, succeeded: 4 })
+    assert.deepInclude(after.body.byAgent[0], { agentName: 'default', runs: 4 })
+    const [timed] = await app.db.from('agent_duration_rollups').sum('runs as runs')
+    assert.equal(Number(timed.runs), 8)
   })
 })

@@ -1,4 +1,4 @@
-import type { AgentConfigInput } from '../../src/agent/main.ts'
+import type { AgentConfigInput, AgentStore, UsageInput } from '../../src/agent/main.ts'
 import { ALICE, agentApp, type TestActor } from './helpers.ts'
 
 export const ADMIN = { 'x-admin': 'yes' }
@@ -50,4 +50,45 @@ export async function insightApp(
   }
   const usageOf = (runId: string) => app.manager.config.store.listUsage(runId)
   return { ...app, api, json, post, turn, usageOf }
+}
+
+type App = Awaited<ReturnType<typeof insightApp>>
+
+/** A thread and a running run of `agentName`, written through the store */
+export async function runOf(store: AgentStore, agentName = 'default', actorRef = 'alice') {
+  const thread = await store.createThread({ actorRef, title: null })
+  const id = crypto.randomUUID()
+  await store.createRun({ id, threadId: thread.id, actorRef, agentName })
+  return { runId: id, threadId: thread.id }
+}
+
+export function usage(run: { runId: string; threadId: string }, step: number): UsageInput {
+  return {
+    ...run,
+    known: true,
+    uncachedInputTokens: 10,
+    cacheReadTokens: 3,
+    cacheWriteTokens: 2,
+    outputTokens: 5,
+    reasoningTokens: 1,
+    actorRef: 'alice',
+    agentName: 'default',
+    model: 'load-model',
+    kind: 'step',
+    step,
+    day: dayFromToday(),
+  }
+}
+
+export async function rollup(app: App, model: string) {
+  const rows = await app.db.from('agent_rollups').where('model', model)
+  return rows.map((row: any) => ({
+    modelCalls: Number(row.model_calls),
+    uncached: Number(row.uncached_input_tokens),
+    reasoning: Number(row.reasoning_tokens),
+    cost: Number(row.cost),
+    succeeded: Number(row.runs_succeeded),
+    failed: Number(row.runs_failed),
+    cancelled: Number(row.runs_cancelled),
+  }))
 }

@@ -1,10 +1,10 @@
 import { test } from '@japa/runner'
 import { createDatabase } from '../helpers.ts'
-import { migrateStubs, rollbackStubs } from '../migration_stubs.ts'
+import { migrateStubs, rollbackStubs, runStub } from '../migration_stubs.ts'
 import { AGENT_TABLES } from '../../src/agent/store/lucid.ts'
 
 test.group('Agent migration stubs', () => {
-  test('the eight agent stubs create their tables and their down() drops them', async ({
+  test('the thirteen agent stubs create their tables and their down() drops them', async ({
     assert,
   }) => {
     const db = await createDatabase()
@@ -44,5 +44,49 @@ test.group('Agent migration stubs', () => {
     for (const table of Object.values(AGENT_TABLES)) {
       assert.isFalse(await db.connection().schema.hasTable(table), table)
     }
+  })
+
+  test('the narrow rollups of an upgrading app start from the sums of its agent_rollups', async ({
+    assert,
+  }) => {
+    const db = await createDatabase()
+    await migrateStubs(db, 'agent')
+    const narrow = ['agent_model_rollups', 'agent_actor_rollups', 'agent_run_rollups']
+    for (const name of narrow) await runStub(db, name, 'down')
+    const row = { day: '2026-01-02', agent_name: 'support' }
+    const rows = [
+      { ...row, model: 'm1', actor_ref: 'ann', model_calls: 2, cost: 300, runs_succeeded: 1 },
+      { ...row, model: 'm1', actor_ref: 'bob', model_calls: 1, cost: 100, runs_failed: 1 },
+      { ...row, model: 'm2', actor_ref: 'ann', model_calls: 1, cost: 50 },
+      // Run ends only: no spend row for m3
+      { ...row, model: 'm3', actor_ref: 'cid', runs_cancelled: 2 },
+    ]
+    // One by one: a multi-row insert of SQLite would fill the missing counters with null
+    for (const each of rows) await db.table('agent_rollups').insert(each)
+    for (const name of narrow) await runStub(db, name, 'up')
+    const spend = async (table: string, key: string) => {
+      const found = await db.from(table).orderBy(key)
+      return found.map((each: any) => [each[key], Number(each.model_calls), Number(each.cost)])
+    }
+    assert.deepEqual(await spend('agent_model_rollups', 'model'), [
+      ['m1', 3, 400],
+      ['m2', 1, 50],
+    ])
+    assert.deepEqual(await spend('agent_actor_rollups', 'actor_ref'), [
+      ['ann', 3, 350],
+      ['bob', 1, 100],
+    ])
+    const runs = await db.from('agent_run_rollups')
+    assert.deepEqual(
+      runs.map((each: any) => [
+        each.day,
+        each.agent_name,
+        Number(each.runs_succeeded),
+        Number(each.runs_failed),
+        Number(each.runs_cancelled),
+      ]),
+      [['2026-01-02', 'support', 1, 1, 2]]
+    )
+    await rollbackStubs(db, 'agent')
   })
 })

@@ -1,14 +1,19 @@
 import { test } from '@japa/runner'
 import {
+  AgentActorRollup,
+  AgentDurationRollup,
   AgentMessage,
+  AgentModelRollup,
   AgentPricing,
   AgentRollup,
+  AgentRunRollup,
   AgentRun,
   AgentThread,
   AgentToolCall,
   AgentUsage,
 } from '../../src/agent/models/main.ts'
 import { agentApp } from './helpers.ts'
+import { bucketUpperBound } from '../../src/agent/main.ts'
 import { dayFromToday } from './insight_helpers.ts'
 
 test.group('Agent Lucid models', () => {
@@ -88,5 +93,14 @@ test.group('Agent Lucid models', () => {
       [rollup.model, rollup.modelCalls, rollup.cost, rollup.runsSucceeded, rollup.outputTokens],
       ['fake.chat:fake-model', 1, 20_000, 1, 5]
     )
+    const byModel = await AgentModelRollup.findByOrFail('day', dayFromToday())
+    assert.deepEqual([byModel.model, byModel.modelCalls, byModel.cost], [rollup.model, 1, 20_000])
+    const byActor = await AgentActorRollup.findByOrFail('day', dayFromToday())
+    assert.deepEqual([byActor.actorRef, byActor.outputTokens], ['alice', 5])
+    const runs = await AgentRunRollup.findByOrFail('day', dayFromToday())
+    assert.deepEqual([runs.agentName, runs.runsSucceeded, runs.runsFailed], ['default', 1, 0])
+    const timed = await AgentDurationRollup.findByOrFail('day', dayFromToday())
+    assert.deepEqual([timed.agentName, timed.runs], ['default', 1])
+    assert.isAtLeast(bucketUpperBound(timed.bucket), run.durationMs!)
   })
 })

@@ -1,50 +1,9 @@
 import diagnosticsChannel from 'node:diagnostics_channel'
 import { test } from '@japa/runner'
-import type { AgentStore, UsageInput } from '../../src/agent/main.ts'
 import { BOB, agentApp, errorOf } from './helpers.ts'
-import { dayFromToday, insightApp } from './insight_helpers.ts'
+import { dayFromToday, insightApp, rollup, runOf, usage } from './insight_helpers.ts'
 import { SseReader } from '../sse_client.ts'
-
-type App = Awaited<ReturnType<typeof insightApp>>
-
-/** A thread and a running run of `agentName`, written through the store */
-async function runOf(store: AgentStore, agentName = 'default', actorRef = 'alice') {
-  const thread = await store.createThread({ actorRef, title: null })
-  const id = crypto.randomUUID()
-  await store.createRun({ id, threadId: thread.id, actorRef, agentName })
-  return { runId: id, threadId: thread.id }
-}
-
-function usage(run: { runId: string; threadId: string }, step: number): UsageInput {
-  return {
-    ...run,
-    known: true,
-    uncachedInputTokens: 10,
-    cacheReadTokens: 3,
-    cacheWriteTokens: 2,
-    outputTokens: 5,
-    reasoningTokens: 1,
-    actorRef: 'alice',
-    agentName: 'default',
-    model: 'load-model',
-    kind: 'step',
-    step,
-    day: dayFromToday(),
-  }
-}
-
-async function rollup(app: App, model: string) {
-  const rows = await app.db.from('agent_rollups').where('model', model)
-  return rows.map((row: any) => ({
-    modelCalls: Number(row.model_calls),
-    uncached: Number(row.uncached_input_tokens),
-    reasoning: Number(row.reasoning_tokens),
-    cost: Number(row.cost),
-    succeeded: Number(row.runs_succeeded),
-    failed: Number(row.runs_failed),
-    cancelled: Number(row.runs_cancelled),
-  }))
-}
+import { bucketUpperBound, durationBucket } from '../../src/agent/main.ts'
 
 test.group('Agent spend rollups', () => {
   test('concurrent usage rows and run ends on one rollup key lose no increment', async ({
@@ -92,6 +51,18 @@ test.group('Agent spend rollups', () => {
         cancelled: 1,
       },
     ])
+    // The narrow rollups written in the same transactions lose nothing either
+    const [byModel] = await app.db.from('agent_model_rollups').where('model', 'load-model')
+    assert.deepEqual([Number(byModel.model_calls), Number(byModel.cost)], [12, 12 * 21_000])
+    const [byAgent] = await app.db.from('agent_run_rollups').where('agent_name', 'default')
+    assert.deepEqual(
+      [byAgent.runs_succeeded, byAgent.runs_failed, byAgent.runs_cancelled].map(Number),
+      [4, 2, 1]
+    )
+    const [failures] = await app.db.from('agent_error_rollups').where('error_code', 'run_failed')
+    assert.equal(Number(failures.runs_failed), 2)
+    const [timed] = await app.db.from('agent_duration_rollups').sum('runs as runs')
+    assert.equal(Number(timed.runs), 7)
     const finished = await store.findRun(run.runId)
     assert.equal(finished?.status, 'aborted')
     assert.isAtLeast(finished!.durationMs!, 0)
@@ -109,15 +80,10 @@ test.group('Agent spend rollups', () => {
     await app.turn('one')
     await app.turn('two')
     await app.turn('three', BOB)
-    // A rollup with no usage row behind it: the route reads rollups, not usage rows
-    await app.db.table('agent_rollups').insert({
-      day: '2000-01-15',
-      model: 'old-model',
-      actor_ref: 'carol',
-      agent_name: 'default',
-      model_calls: 7,
-      cost: 5_000_000,
-    })
+    // Narrow rollups with no usage row behind them: the route reads rollups, not usage rows
+    const old = { day: '2000-01-15', model_calls: 7, cost: 5_000_000 }
+    await app.db.table('agent_model_rollups').insert({ ...old, model: 'old-model' })
+    await app.db.table('agent_actor_rollups').insert({ ...old, actor_ref: 'carol' })
 
     const { status, body } = await app.json('/spend')
     assert.equal(status, 200)
@@ -151,12 +117,17 @@ test.group('Agent spend rollups', () => {
     assert.deepInclude(body.trend[0], { modelCalls: 0, costMicros: 0, cost: '0.000000' })
     assert.deepInclude(body.trend[29], { day: dayFromToday(), modelCalls: 3 })
 
-    const old = await app.json('/spend?from=2000-01-01&to=2000-01-31')
+    const past = await app.json('/spend?from=2000-01-01&to=2000-01-31')
     assert.deepEqual(
-      old.body.byModel.map((row: any) => [row.model, row.modelCalls, row.cost]),
+      past.body.byModel.map((row: any) => [row.model, row.modelCalls, row.cost]),
       [['old-model', 7, '5.000000']]
     )
-    assert.lengthOf(old.body.trend, 31)
+    assert.deepEqual(
+      past.body.byActor.map((row: any) => [row.actorRef, row.modelCalls, row.cost]),
+      [['carol', 7, '5.000000']]
+    )
+    assert.lengthOf(past.body.trend, 31)
+    assert.deepInclude(past.body.trend[14], { day: '2000-01-15', modelCalls: 7 })
   })
 
   test('GET /top-threads ranks threads by cost with their title as label; limit 10 by default, 200 at most', async ({
@@ -212,12 +183,11 @@ test.group('Agent spend rollups', () => {
     assert.deepEqual(empty.body, [])
   })
 
-  test('GET /reliability: rates from the rollups, p95 duration ranked in the database, errors by code', async ({
+  test('GET /reliability: rates from the rollups, p95 duration from the histograms within 5%, errors by code', async ({
     assert,
   }) => {
     const app = await insightApp()
     const store = app.manager.config.store
-    const durations: Array<[string, number]> = []
     const end = async (
       agentName: string,
       status: 'done' | 'failed' | 'aborted',
@@ -225,31 +195,52 @@ test.group('Agent spend rollups', () => {
       errorCode: string | null = null
     ) => {
       const { runId } = await runOf(store, agentName)
+      // Started `durationMs` ago, so the duration measured at its end is known within a few ms
+      await app.db
+        .from('agent_runs')
+        .where('id', runId)
+        .update({ created_at: new Date(Date.now() - durationMs) })
       await store.finishRun(runId, { status, errorCode, steps: 1, model: 'm' })
-      durations.push([runId, durationMs])
     }
-    for (let ms = 1; ms <= 20; ms++) await end('writer', 'done', ms)
-    await end('reader', 'failed', 100, 'run_failed')
-    await end('reader', 'failed', 200, 'run_failed')
-    await end('reader', 'failed', 300, 'quota_exceeded')
-    await end('reader', 'aborted', 400, 'aborted')
-    // Stored durations chosen by the test, so the percentile is known
-    for (const [runId, ms] of durations) {
-      await app.db.from('agent_runs').where('id', runId).update({ duration_ms: ms })
+    for (let second = 1; second <= 20; second++) await end('writer', 'done', second * 1000)
+    await end('reader', 'failed', 30_000, 'run_failed')
+    await end('reader', 'failed', 40_000, 'run_failed')
+    await end('reader', 'failed', 50_000, 'quota_exceeded')
+    await end('reader', 'failed', 55_000)
+    await end('reader', 'aborted', 60_000, 'aborted')
+
+    /** The exact nearest-rank p95 of the stored durations, and what its bucket reports */
+    const exactP95 = async (agentName?: string) => {
+      const query = app.db.from('agent_runs').orderBy('duration_ms', 'asc')
+      if (agentName) query.where('agent_name', agentName)
+      const rows = await query.select('duration_ms')
+      const durations = rows.map((row) => Number(row.duration_ms))
+      const exact = durations[Math.ceil((durations.length * 95) / 100) - 1]
+      return { exact, reported: bucketUpperBound(durationBucket(exact)) }
+    }
+    const overall = await exactP95()
+    const writer = await exactP95('writer')
+    const reader = await exactP95('reader')
+    // 25 runs: the 24th duration (~55 s); writer's 19th (~19 s); reader's 5th (~60 s)
+    assert.closeTo(overall.exact, 55_000, 5_000)
+    assert.closeTo(writer.exact, 19_000, 5_000)
+    assert.closeTo(reader.exact, 60_000, 5_000)
+    for (const { exact, reported } of [overall, writer, reader]) {
+      assert.isAtLeast(reported, exact)
+      assert.isAtMost(reported, exact * 1.05)
     }
 
     const { status, body } = await app.json('/reliability')
     assert.equal(status, 200)
-    // 24 runs: the nearest rank of the 95th percentile is the 23rd value, 300
     assert.deepEqual(body.metrics, {
-      runs: 24,
+      runs: 25,
       succeeded: 20,
-      failed: 3,
+      failed: 4,
       cancelled: 1,
-      successRate: 20 / 24,
-      errorRate: 3 / 24,
+      successRate: 20 / 25,
+      errorRate: 4 / 25,
       retries: null,
-      p95DurationMs: 300,
+      p95DurationMs: overall.reported,
     })
     assert.deepEqual(body.byAgent, [
       {
@@ -260,29 +251,32 @@ test.group('Agent spend rollups', () => {
         cancelled: 0,
         successRate: 1,
         errorRate: 0,
-        p95DurationMs: 19,
+        p95DurationMs: writer.reported,
       },
       {
         agentName: 'reader',
-        runs: 4,
+        runs: 5,
         succeeded: 0,
-        failed: 3,
+        failed: 4,
         cancelled: 1,
         successRate: 0,
-        errorRate: 0.75,
-        p95DurationMs: 400,
+        errorRate: 0.8,
+        p95DurationMs: reader.reported,
       },
     ])
+    // A failure without a code counts as unknown; a cancelled run is no error
     assert.deepEqual(body.errors, [
       { errorCode: 'run_failed', count: 2 },
       { errorCode: 'quota_exceeded', count: 1 },
+      { errorCode: 'unknown', count: 1 },
     ])
     assert.lengthOf(body.trend, 30)
-    assert.deepInclude(body.trend[29], { day: dayFromToday(), runs: 24, failed: 3 })
+    assert.deepInclude(body.trend[29], { day: dayFromToday(), runs: 25, failed: 4 })
     assert.deepInclude(body.trend[0], { runs: 0, successRate: null, errorRate: null })
 
     const before = await app.json('/reliability?from=2000-01-01&to=2000-01-01')
     assert.deepInclude(before.body.metrics, { runs: 0, p95DurationMs: null, successRate: null })
+    assert.deepEqual(before.body.errors, [])
   })
 
   test('GET /tools: calls, failures, rejections and p95 execution time per tool', async ({

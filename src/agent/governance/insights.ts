@@ -1,6 +1,7 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { formatMicros } from '../pricing/money.ts'
 import { AGENT_TABLES } from '../store/lucid_rows.ts'
+import { p95FromBuckets } from './histogram.ts'
 import { nearestRankP95 } from './percentile.ts'
 
 /** An inclusive range of UTC days, `YYYY-MM-DD` */
@@ -70,6 +71,7 @@ export interface ReliabilityOverview {
   metrics: RunFigures & {
     /** Not tracked: the AI SDK retries inside one model call without reporting it */
     retries: null
+    /** From 5%-wide duration buckets: at most 5% above the exact nearest-rank p95 */
     p95DurationMs: number | null
   }
   byAgent: Array<RunFigures & { agentName: string; p95DurationMs: number | null }>
@@ -151,9 +153,10 @@ function runFigures(row: any = {}): RunFigures {
 }
 
 /**
- * The governance API's aggregates. Spend and run counts read the daily
- * rollups written with each usage row and run end, never the usage rows;
- * percentiles are ranked in the database over stored durations.
+ * The governance API's aggregates. Spend, run counts, error families and
+ * run durations read narrow daily rollups written with each usage row and
+ * run end (one table per view, keyed by day first), never the usage or run
+ * rows; tool percentiles are ranked in the database over stored durations.
  */
 export class LucidInsightQueries {
   #connect: () => QueryClientContract
@@ -162,23 +165,27 @@ export class LucidInsightQueries {
     this.#connect = connect
   }
 
-  /** Rollup rows of the window summed per `group` (none: one total row) */
-  #rollups(window: DayWindow, columns: Record<string, string>, group?: string) {
-    const client = this.#connect()
-    const query = client
-      .from(AGENT_TABLES.rollups)
+  /** Rows of a rollup table in the window, summed per `group` */
+  #rollups(table: string, window: DayWindow, columns: Record<string, string>, group: string) {
+    const query = this.#connect()
+      .from(table)
       .where('day', '>=', window.fromDay)
       .where('day', '<=', window.toDay)
-    if (group) query.select(group).groupBy(group)
+      .select(group)
+      .groupBy(group)
     for (const [alias, column] of Object.entries(columns)) query.sum(`${column} as ${alias}`)
     return query
   }
 
   async spend(window: DayWindow): Promise<SpendOverview> {
     const byCost = (a: SpendFigures, b: SpendFigures) => b.costMicros - a.costMicros
-    const models = await this.#rollups(window, SPEND_COLUMNS, 'model')
-    const actors = await this.#rollups(window, SPEND_COLUMNS, 'actor_ref')
-    const days = await this.#rollups(window, SPEND_COLUMNS, 'day')
+    // Independent reads: on a pooled connection (PostgreSQL, MariaDB) they overlap.
+    // The day × model rollup holds every call once, so its days are the trend
+    const [models, actors, days] = await Promise.all([
+      this.#rollups(AGENT_TABLES.modelRollups, window, SPEND_COLUMNS, 'model'),
+      this.#rollups(AGENT_TABLES.actorRollups, window, SPEND_COLUMNS, 'actor_ref'),
+      this.#rollups(AGENT_TABLES.modelRollups, window, SPEND_COLUMNS, 'day'),
+    ])
     const perDay = new Map(days.map((row: any) => [row.day, row]))
     return {
       from: window.fromDay,
@@ -232,51 +239,61 @@ export class LucidInsightQueries {
   }
 
   async reliability(window: DayWindow): Promise<ReliabilityOverview> {
-    const client = this.#connect()
-    const { from, to } = bounds(window)
-    const finishedInWindow = (query: any) =>
-      query.where('finished_at', '>=', from).where('finished_at', '<', to)
-    const [total] = await this.#rollups(window, RUN_COLUMNS)
-    const agents = await this.#rollups(window, RUN_COLUMNS, 'agent_name')
-    const days = await this.#rollups(window, RUN_COLUMNS, 'day')
-    const durations = (group?: string) =>
-      nearestRankP95(client, {
-        table: AGENT_TABLES.runs,
-        value: 'duration_ms',
-        group,
-        where: finishedInWindow,
-      })
-    const [overall] = await durations()
-    const agentDurations = await durations('agent_name')
-    const perAgent = new Map(agentDurations.map((row) => [row.group, row.p95]))
-    const errors = await finishedInWindow(client.from(AGENT_TABLES.runs).where('status', 'failed'))
-      .groupBy('error_code')
-      .select('error_code')
-      .count('* as count')
+    const [agents, days, errors, { overall, perAgent }] = await Promise.all([
+      this.#rollups(AGENT_TABLES.runRollups, window, RUN_COLUMNS, 'agent_name'),
+      this.#rollups(AGENT_TABLES.runRollups, window, RUN_COLUMNS, 'day'),
+      this.#rollups(AGENT_TABLES.errorRollups, window, { count: 'runs_failed' }, 'error_code'),
+      this.#durationHistograms(window),
+    ])
+    const total = { succeeded: 0, failed: 0, cancelled: 0 }
+    for (const row of agents) {
+      for (const field of Object.keys(total) as Array<keyof typeof total>) {
+        total[field] += Number(row[field] ?? 0)
+      }
+    }
     const perDay = new Map(days.map((row: any) => [row.day, row]))
     return {
       from: window.fromDay,
       to: window.toDay,
-      metrics: { ...runFigures(total), retries: null, p95DurationMs: overall?.p95 ?? null },
+      metrics: { ...runFigures(total), retries: null, p95DurationMs: p95FromBuckets(overall) },
       byAgent: agents
         .map((row: any) => ({
           agentName: row.agent_name,
           ...runFigures(row),
-          p95DurationMs: perAgent.get(row.agent_name) ?? null,
+          p95DurationMs: p95FromBuckets(perAgent.get(row.agent_name) ?? new Map()),
         }))
         .filter((row) => row.runs > 0)
         .sort((a, b) => b.runs - a.runs || a.agentName.localeCompare(b.agentName)),
       errors: errors
-        .map((row: any) => ({
-          errorCode: String(row.error_code ?? 'unknown'),
-          count: Number(row.count),
-        }))
+        .map((row: any) => ({ errorCode: String(row.error_code), count: Number(row.count ?? 0) }))
+        .filter((row: { count: number }) => row.count > 0)
         .sort(
           (a: { errorCode: string; count: number }, b: { errorCode: string; count: number }) =>
             b.count - a.count || a.errorCode.localeCompare(b.errorCode)
         ),
       trend: daysOf(window).map((day) => ({ day, ...runFigures(perDay.get(day)) })),
     }
+  }
+
+  /** Run counts per duration bucket in the window: per agent, and all agents together */
+  async #durationHistograms(window: DayWindow) {
+    const rows = await this.#connect()
+      .from(AGENT_TABLES.durationRollups)
+      .where('day', '>=', window.fromDay)
+      .where('day', '<=', window.toDay)
+      .select('agent_name', 'bucket')
+      .sum('runs as runs')
+      .groupBy('agent_name', 'bucket')
+    const overall = new Map<number, number>()
+    const perAgent = new Map<string, Map<number, number>>()
+    for (const row of rows) {
+      const bucket = Number(row.bucket)
+      const runs = Number(row.runs ?? 0)
+      overall.set(bucket, (overall.get(bucket) ?? 0) + runs)
+      if (!perAgent.has(row.agent_name)) perAgent.set(row.agent_name, new Map())
+      perAgent.get(row.agent_name)!.set(bucket, runs)
+    }
+    return { overall, perAgent }
   }
 
   /** Calls per tool created in the window, most used first */

@@ -132,6 +132,9 @@ export interface RunOutcome {
   model: string
 }
 
+/** How a transient run ended, as its rollups count it */
+export type RunEnd = Pick<RunOutcome, 'status' | 'errorCode'> & { durationMs: number | null }
+
 /** A tool call as a transient thread keeps it, with the times its row will carry */
 export interface TransientToolCall extends ToolCallRow {
   createdAt: Date
@@ -159,10 +162,10 @@ export interface TransientSnapshot {
 export interface TransientThreadStore {
   /** Prices a model call and adds it to its daily rollup; no usage row is written */
   countUsage(row: UsageInput): Promise<UsageRow>
-  /** Counts a run's end in the rollup of today; no run row is written */
+  /** Counts a run's end, its error code and duration in today's rollups; no run row is written */
   countRunEnd(
     key: { actorRef: string; agentName: string; model: string },
-    status: RunOutcome['status']
+    end: RunEnd
   ): Promise<void>
   /**
    * Writes the thread, its runs, messages, tool calls and usage rows in one
@@ -208,7 +211,7 @@ export interface AgentStore {
 
   createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>): Promise<void>
   /**
-   * Records a running run's end, its duration and its daily rollup in one
+   * Records a running run's end, its duration and its daily rollups in one
    * transaction; a run that has already ended is left as it is.
    */
   finishRun(id: string, outcome: RunOutcome): Promise<void>
@@ -247,7 +250,7 @@ export interface AgentStore {
 
   /**
    * Writes a usage row priced at the price in effect now (or the cost the
-   * provider reported) and adds it to its daily rollup, in one transaction
+   * provider reported) and adds it to its daily rollups, in one transaction
    */
   recordUsage(row: UsageInput): Promise<UsageRow>
   listUsage(runId: string): Promise<UsageRow[]>

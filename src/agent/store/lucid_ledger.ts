@@ -2,77 +2,10 @@ import type { QueryClientContract, TransactionClientContract } from '@adonisjs/l
 import debug from '../debug.ts'
 import { retryingTransaction } from '../../shared/transactions.ts'
 import { costOf } from '../pricing/money.ts'
-import type { RunOutcome, UsageInput, UsageRow } from './contract.ts'
+import type { RunEnd, RunOutcome, UsageInput, UsageRow } from './contract.ts'
+import { addRunEndToRollups, addUsageToRollups } from './lucid_rollups.ts'
 import type { LucidPricingStore } from './lucid_pricing.ts'
 import { AGENT_TABLES, toDate } from './lucid_rows.ts'
-
-/** The counters of one `agent_rollups` row */
-export const ROLLUP_COUNTERS = [
-  'model_calls',
-  'unknown_usage_calls',
-  'unpriced_calls',
-  'uncached_input_tokens',
-  'cache_read_tokens',
-  'cache_write_tokens',
-  'output_tokens',
-  'reasoning_tokens',
-  'cost',
-  'runs_succeeded',
-  'runs_failed',
-  'runs_cancelled',
-] as const
-
-type RollupCounter = (typeof ROLLUP_COUNTERS)[number]
-
-interface RollupKey {
-  day: string
-  model: string
-  actorRef: string
-  agentName: string
-}
-
-const RUN_COUNTER: Record<RunOutcome['status'], RollupCounter> = {
-  done: 'runs_succeeded',
-  failed: 'runs_failed',
-  aborted: 'runs_cancelled',
-}
-
-/**
- * Adds to one rollup row, creating it on first use: one portable upsert
- * (`ON CONFLICT ... DO UPDATE` on SQLite and PostgreSQL, `ON DUPLICATE KEY
- * UPDATE` on MariaDB) whose increments read the stored row, so concurrent
- * writers of the same key never lose each other's counts.
- */
-async function addToRollup(
-  client: QueryClientContract,
-  key: RollupKey,
-  increments: Partial<Record<RollupCounter, number>>
-) {
-  const added = Object.entries(increments).filter(([, amount]) => amount) as Array<
-    [RollupCounter, number]
-  >
-  if (!added.length) return
-  const row: Record<string, unknown> = {
-    day: key.day,
-    model: key.model.slice(0, 191),
-    actor_ref: key.actorRef,
-    agent_name: key.agentName,
-  }
-  for (const counter of ROLLUP_COUNTERS) row[counter] = increments[counter] ?? 0
-  await client
-    .insertQuery()
-    .table(AGENT_TABLES.rollups)
-    .insert(row)
-    .onConflict(['day', 'model', 'actor_ref', 'agent_name'])
-    .merge(
-      Object.fromEntries(
-        added.map(([counter, amount]) => [
-          counter,
-          client.raw('?? + ?', [`${AGENT_TABLES.rollups}.${counter}`, amount]),
-        ])
-      )
-    )
-}
 
 /** The ledger's transactions, run again after a deadlock or a busy database */
 function inTransaction<Result>(
@@ -108,21 +41,6 @@ export function usageColumns(row: UsageRow, createdAt: Date) {
   }
 }
 
-/** Adds one priced model call to its rollup */
-function addUsageToRollup(client: QueryClientContract, row: UsageRow) {
-  return addToRollup(client, row, {
-    model_calls: 1,
-    unknown_usage_calls: row.known ? 0 : 1,
-    unpriced_calls: row.costSource === 'unpriced' ? 1 : 0,
-    uncached_input_tokens: row.uncachedInputTokens,
-    cache_read_tokens: row.cacheReadTokens,
-    cache_write_tokens: row.cacheWriteTokens,
-    output_tokens: row.outputTokens,
-    reasoning_tokens: row.reasoningTokens,
-    cost: row.cost,
-  })
-}
-
 function usageRow(row: any): UsageRow {
   return {
     runId: row.run_id,
@@ -147,8 +65,8 @@ function usageRow(row: any): UsageRow {
 
 /**
  * What the gateway spends: usage rows priced when written and the daily
- * rollups the spend and reliability reads use, each written in the same
- * transaction as the row it sums.
+ * rollups the spend and reliability reads use (lucid_rollups.ts), each
+ * written in the same transaction as the row it sums.
  */
 export class UsageLedger {
   #connect: () => QueryClientContract
@@ -165,7 +83,7 @@ export class UsageLedger {
     return inTransaction(this.#connect(), async (trx) => {
       const row = await this.#price(trx, input, createdAt)
       await trx.insertQuery().table(AGENT_TABLES.usage).insert(usageColumns(row, createdAt))
-      await addUsageToRollup(trx, row)
+      await addUsageToRollups(trx, row)
       return row
     })
   }
@@ -176,20 +94,21 @@ export class UsageLedger {
     const createdAt = new Date()
     return inTransaction(this.#connect(), async (trx) => {
       const row = await this.#price(trx, input, createdAt)
-      await addUsageToRollup(trx, row)
+      await addUsageToRollups(trx, row)
       return row
     })
   }
 
-  /** Counts a run's end in today's rollup without a run row (transient threads) */
-  async countRunEnd(
-    key: { actorRef: string; agentName: string; model: string },
-    status: RunOutcome['status']
-  ) {
-    await addToRollup(
-      this.#connect(),
-      { ...key, day: new Date().toISOString().slice(0, 10) },
-      { [RUN_COUNTER[status]]: 1 }
+  /** Counts a run's end in today's rollups without a run row (transient threads) */
+  async countRunEnd(key: { actorRef: string; agentName: string; model: string }, end: RunEnd) {
+    await inTransaction(this.#connect(), (trx) =>
+      addRunEndToRollups(trx, {
+        ...key,
+        day: new Date().toISOString().slice(0, 10),
+        status: end.status,
+        errorCode: end.errorCode ?? null,
+        durationMs: end.durationMs,
+      })
     )
   }
 
@@ -227,6 +146,7 @@ export class UsageLedger {
       if (!run) return
       const finishedAt = new Date()
       const startedAt = toDate(run.created_at)
+      const durationMs = startedAt ? Math.max(0, finishedAt.getTime() - startedAt.getTime()) : null
       const affected = await trx
         .from(AGENT_TABLES.runs)
         .where('id', id)
@@ -236,20 +156,19 @@ export class UsageLedger {
           error_code: outcome.errorCode ?? null,
           steps: outcome.steps,
           finished_at: finishedAt,
-          duration_ms: startedAt ? Math.max(0, finishedAt.getTime() - startedAt.getTime()) : null,
+          duration_ms: durationMs,
         })
       // Another writer ended it between the read and the update: counted once, by that writer
       if (Number(Array.isArray(affected) ? affected[0] : affected) !== 1) return
-      await addToRollup(
-        trx,
-        {
-          day: finishedAt.toISOString().slice(0, 10),
-          model: outcome.model,
-          actorRef: run.actor_ref,
-          agentName: run.agent_name,
-        },
-        { [RUN_COUNTER[outcome.status]]: 1 }
-      )
+      await addRunEndToRollups(trx, {
+        day: finishedAt.toISOString().slice(0, 10),
+        model: outcome.model,
+        actorRef: run.actor_ref,
+        agentName: run.agent_name,
+        status: outcome.status,
+        errorCode: outcome.errorCode ?? null,
+        durationMs,
+      })
     })
   }
 

@@ -10,6 +10,11 @@ export const AGENT_TABLES = {
   quota: 'agent_quota',
   pricing: 'agent_pricing',
   rollups: 'agent_rollups',
+  modelRollups: 'agent_model_rollups',
+  actorRollups: 'agent_actor_rollups',
+  runRollups: 'agent_run_rollups',
+  errorRollups: 'agent_error_rollups',
+  durationRollups: 'agent_duration_rollups',
 } as const
 
 /** Reads a stored date the same way on every dialect (SQLite keeps epoch ms) */

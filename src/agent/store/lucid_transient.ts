@@ -1,5 +1,5 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
-import type { RunOutcome, TransientSnapshot, TransientThreadStore, UsageInput } from './contract.ts'
+import type { RunEnd, TransientSnapshot, TransientThreadStore, UsageInput } from './contract.ts'
 import { usageColumns, type UsageLedger } from './lucid_ledger.ts'
 import { AGENT_TABLES, json } from './lucid_rows.ts'
 
@@ -20,11 +20,8 @@ export class LucidTransientThreads implements TransientThreadStore {
     return this.#ledger.countUsage(row)
   }
 
-  countRunEnd(
-    key: { actorRef: string; agentName: string; model: string },
-    status: RunOutcome['status']
-  ) {
-    return this.#ledger.countRunEnd(key, status)
+  countRunEnd(key: { actorRef: string; agentName: string; model: string }, end: RunEnd) {
+    return this.#ledger.countRunEnd(key, end)
   }
 
   async save(snapshot: TransientSnapshot) {

@@ -141,7 +141,7 @@ export class TransientThread implements ThreadStore {
     })
     await this.#rows.countRunEnd(
       { actorRef: run.actorRef, agentName: run.agentName, model: outcome.model },
-      outcome.status
+      { status: outcome.status, errorCode: outcome.errorCode ?? null, durationMs: run.durationMs }
     )
   }
 

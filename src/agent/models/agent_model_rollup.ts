@@ -1,0 +1,46 @@
+import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { consumeNumber } from './columns.ts'
+
+/**
+ * Spend of one UTC day and model (`agent_model_rollups`): calls, tokens and
+ * cost (micro-units of the currency), incremented with each usage row.
+ */
+export default class AgentModelRollup extends BaseModel {
+  static table = 'agent_model_rollups'
+
+  @column({ isPrimary: true, consume: consumeNumber })
+  declare id: number
+
+  @column()
+  declare day: string
+
+  @column()
+  declare model: string
+
+  @column({ consume: consumeNumber })
+  declare modelCalls: number
+
+  @column({ consume: consumeNumber })
+  declare unknownUsageCalls: number
+
+  @column({ consume: consumeNumber })
+  declare unpricedCalls: number
+
+  @column({ consume: consumeNumber })
+  declare uncachedInputTokens: number
+
+  @column({ consume: consumeNumber })
+  declare cacheReadTokens: number
+
+  @column({ consume: consumeNumber })
+  declare cacheWriteTokens: number
+
+  @column({ consume: consumeNumber })
+  declare outputTokens: number
+
+  @column({ consume: consumeNumber })
+  declare reasoningTokens: number
+
+  @column({ consume: consumeNumber })
+  declare cost: number
+}
