@@ -290,6 +290,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
     pulse: resolvePulse(config.pulse),
     authorizer: config.authorizer,
     authorizeAction: config.authorizeAction,
+    explainQuery: config.explainQuery,
     dashboardAuth: resolveDashboardAuth(config.dashboardAuth),
     api: { middleware: config.middleware ?? [], signInUrl: config.signInUrl ?? '/login' },
     ui: {

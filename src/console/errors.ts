@@ -139,3 +139,20 @@ export class ConsoleProfilingBusyException extends AtriumException {
 
 export const E_CONSOLE_PROFILING_PAUSED = ConsoleProfilingPausedException
 export const E_CONSOLE_PROFILING_BUSY = ConsoleProfilingBusyException
+
+/** `POST /entries/:id/explain` without `explainQuery` in config/console.ts: 501 */
+export class ConsoleExplainNotConfiguredException extends AtriumException {
+  static status = 501
+  static code = 'E_CONSOLE_EXPLAIN_NOT_CONFIGURED'
+  static message =
+    'Set explainQuery in config/console.ts (explainWithLucid() plans SELECT statements) to explain queries'
+}
+
+/** A replay of a request whose body was not recorded: sending it without would be another request, 409 */
+export class ConsoleReplayIncompleteException extends AtriumException {
+  static status = 409
+  static code = 'E_CONSOLE_REPLAY_INCOMPLETE'
+}
+
+export const E_CONSOLE_EXPLAIN_NOT_CONFIGURED = ConsoleExplainNotConfiguredException
+export const E_CONSOLE_REPLAY_INCOMPLETE = ConsoleReplayIncompleteException

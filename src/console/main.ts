@@ -5,6 +5,8 @@ export { defineConfig, stores, watchers, MIN_SECRET_BYTES } from './define_confi
 export { parseCookieHeader, readCookieHeader } from './cookies.ts'
 export { SESSION_COOKIE, signSession, verifySession } from './session.ts'
 export { MemoryConsoleStore } from './stores/memory.ts'
+export { explainWithLucid } from './http/explain.ts'
+export type { QueryExplainer, RecordedQuery } from './http/explain.ts'
 export type { ConsoleManager } from './manager.ts'
 export { ENTRY_TYPES } from './types.ts'
 export * as errors from './errors.ts'

@@ -2,6 +2,7 @@ import type { HttpContext, Route } from '@adonisjs/core/http'
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { ConsoleStore } from './stores/contract.ts'
 import type { ProfilingOptions, ResolvedProfiling } from './profiling/config.ts'
+import type { QueryExplainer } from './http/explain.ts'
 
 /** A duration: `'8h'`, `'30m'`, `'24h'`, or milliseconds */
 export type Duration = string | number
@@ -197,6 +198,8 @@ export interface ConsoleConfig {
   pulse?: PulseOptions
   authorizer?: ConsoleAuthorizer
   authorizeAction?: ConsoleActionAuthorizer
+  /** Plans a recorded query for `POST {path}/api/entries/:id/explain`; `explainWithLucid()` is ready */
+  explainQuery?: QueryExplainer
   dashboardAuth?: DashboardAuthOptions
   middleware?: SurfaceMiddleware[]
   signInUrl?: string
@@ -262,6 +265,7 @@ export interface ResolvedConsoleConfig {
   pulse: ResolvedPulse
   authorizer?: ConsoleAuthorizer
   authorizeAction?: ConsoleActionAuthorizer
+  explainQuery?: QueryExplainer
   dashboardAuth?: ResolvedDashboardAuth
   api: Required<SurfaceOptions>
   ui: Required<SurfaceOptions> & { enabled: boolean; liveTail: boolean }

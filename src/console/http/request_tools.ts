@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { HttpContext } from '@adonisjs/core/http'
-import { ConsoleInvalidQueryException, ConsoleNotFoundException } from '../errors.ts'
+import {
+  ConsoleInvalidQueryException,
+  ConsoleNotFoundException,
+  ConsoleReplayIncompleteException,
+} from '../errors.ts'
 import { isEntryId } from '../ids.ts'
 import type { ConsoleManager } from '../manager.ts'
 import { REDACTED } from '../redact.ts'
@@ -187,12 +191,7 @@ export class RequestToolsController {
     const entry = await this.#requestEntry(ctx)
     const request = recordedRequest(entry)
     if (!request.complete) {
-      return ctx.response.conflict({
-        error: {
-          code: 'E_CONSOLE_REPLAY_INCOMPLETE',
-          message: `Cannot replay: ${request.notes.join('; ')}`,
-        },
-      })
+      throw new ConsoleReplayIncompleteException(`Cannot replay: ${request.notes.join('; ')}`)
     }
     const answer = await fetch(`${await this.#ownUrl()}${request.url}`, {
       method: request.method,

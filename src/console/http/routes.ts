@@ -6,6 +6,7 @@ import { EntriesController } from './entries_controller.ts'
 import { surfaceMiddleware } from './gates.ts'
 import { HealthController } from './health_controller.ts'
 import { RequestToolsController } from './request_tools.ts'
+import { explainHandler } from './explain.ts'
 import { assetHandler, shellHandler } from './dashboard.ts'
 import { LIVE_TAIL_CHANNEL } from '../live_tail.ts'
 import { McpController } from '../mcp/http.ts'
@@ -65,6 +66,7 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/entries/:id', entries.show).as('entry')
       router.get('/entries/:id/curl', requestTools.curl).as('entry.curl')
       router.post('/entries/:id/replay', requestTools.replay).as('entry.replay')
+      router.post('/entries/:id/explain', explainHandler(manager)).as('entry.explain')
       router.get('/batches/:id', entries.batch).as('batch')
       router.get('/health', health.show).as('health')
       router.post('/prune', entries.prune).as('prune')

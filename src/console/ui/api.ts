@@ -170,6 +170,10 @@ export const api = {
       `/entries/${encodeURIComponent(id)}/replay`,
       { method: 'POST' }
     ),
+  explain: (id: string) =>
+    call<{ data: { plan: unknown } }>(`/entries/${encodeURIComponent(id)}/explain`, {
+      method: 'POST',
+    }),
   /** Whether the server pushes new entries (404 without `@adonisjs/transmit` or with `ui.liveTail` off) */
   async liveTail(): Promise<boolean> {
     const response = await fetch(`${API_BASE}/live`, { credentials: 'same-origin' })

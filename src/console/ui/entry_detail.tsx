@@ -2,7 +2,7 @@ import type { ReactNode } from 'react'
 import { api, type Entry } from './api.ts'
 import { CpuProfileDetail } from './flame_graph.tsx'
 import { dateTime, duration, json, statusClass } from './format.ts'
-import { RequestActions } from './request_actions.tsx'
+import { ExplainAction, RequestActions } from './entry_actions.tsx'
 import { href } from './router.ts'
 import { useLoad } from './use_load.ts'
 
@@ -96,6 +96,7 @@ function TypeDetail(props: { entry: Entry }) {
           </dl>
           <Block title="SQL" value={content.sql} />
           <Block title="Bindings" value={content.bindings} />
+          <ExplainAction id={entry.id} />
         </>
       )
     case 'log':

@@ -1,4 +1,5 @@
 import { useState } from 'react'
+import { json } from './format.ts'
 import { api } from './api.ts'
 import { href } from './router.ts'
 
@@ -83,5 +84,35 @@ function Notes(props: { notes: string[] }) {
         <li key={note}>{note}</li>
       ))}
     </ul>
+  )
+}
+
+/** A query entry's plan, through the host's `explainQuery` (501 without one) */
+export function ExplainAction(props: { id: string }) {
+  const [plan, setPlan] = useState<unknown>(undefined)
+  const [error, setError] = useState<string | null>(null)
+  async function explain() {
+    setError(null)
+    try {
+      const { data } = await api.explain(props.id)
+      setPlan(data.plan)
+    } catch (failure) {
+      setError((failure as Error).message)
+    }
+  }
+  return (
+    <section className="request-actions">
+      <button type="button" onClick={explain}>
+        Explain
+      </button>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {plan !== undefined && (
+        <pre className="plan">{typeof plan === 'string' ? plan : json(plan)}</pre>
+      )}
+    </section>
   )
 }
