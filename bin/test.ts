@@ -19,6 +19,8 @@ const DATABASE_FREE = [
   'tests/collaboration/hosted_worker.spec.ts',
   'tests/pagination/cursor_edges.spec.ts',
   'tests/payments/driver_verification.spec.ts',
+  'tests/payments/payment_transitions.spec.ts',
+  'tests/payments/dispute_subscription_transitions.spec.ts',
   'tests/collaboration/token_edges.spec.ts',
   'tests/collaboration/client*.spec.ts',
   'tests/demo/**/*.spec.ts',

@@ -123,12 +123,36 @@ const GROUPS: Record<string, Group> = {
   },
   'billing': {
     mutate: ['src/payments/billing/*.ts'],
+    nodbTests: [
+      'tests/payments/payment_transitions.spec.ts',
+      'tests/payments/dispute_subscription_transitions.spec.ts',
+    ],
     tests: [
       'tests/payments/billing.spec.ts',
       'tests/payments/ordering.spec.ts',
       'tests/payments/processing.spec.ts',
       'tests/payments/concurrency.spec.ts',
     ],
+  },
+  // The payment state machine's transition (nextPayment): what an event does to an existing row
+  'billing-payment': {
+    mutate: ['src/payments/billing/payment.ts:86-152'],
+    nodbTests: ['tests/payments/payment_transitions.spec.ts'],
+    tests: ['tests/payments/billing.spec.ts', 'tests/payments/ordering.spec.ts'],
+  },
+  // The rest of the billing state machines, pure functions (sync.ts's persistence is `billing`)
+  'billing-rules': {
+    mutate: [
+      'src/payments/billing/payment.ts:1-85',
+      'src/payments/billing/dispute.ts',
+      'src/payments/billing/subscription.ts',
+      'src/payments/billing/event_time.ts',
+    ],
+    nodbTests: [
+      'tests/payments/payment_transitions.spec.ts',
+      'tests/payments/dispute_subscription_transitions.spec.ts',
+    ],
+    tests: ['tests/payments/billing.spec.ts', 'tests/payments/ordering.spec.ts'],
   },
   // Engine tests live in their own files; the Yjs engine's code is another owner's
   'engine': {
