@@ -13,9 +13,20 @@ export interface AutomergeHandleLike<T> {
   off(event: 'change', listener: (...args: any[]) => void): unknown
 }
 
+/**
+ * The handle's document now: automerge-repo 2 answers `doc()` at once (and
+ * deprecates `docSync()`); 1.x answers it with a promise, and `docSync()` then.
+ * A deleted or unavailable document is null.
+ */
 function current<T>(handle: AutomergeHandleLike<T>): T | null {
-  const value = typeof handle.docSync === 'function' ? handle.docSync() : handle.doc()
-  return value instanceof Promise ? null : (value ?? null)
+  try {
+    const value = handle.doc()
+    if (!(value instanceof Promise)) return value ?? null
+    value.catch(() => {})
+    return handle.docSync?.() ?? null
+  } catch {
+    return null
+  }
 }
 
 /**
