@@ -1,9 +1,11 @@
 import { test } from '@japa/runner'
 import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
 import { launchChromium, shows } from '../collaboration/browser_pages.ts'
@@ -17,10 +19,31 @@ import { launchChromium, shows } from '../collaboration/browser_pages.ts'
 
 const DEMO = fileURLToPath(new URL('../../examples/demo/', import.meta.url))
 
-/** Builds the page with the demo's Vite config (`npm run build:demo`) */
+/**
+ * Builds the page as `npm run build:demo` does, in a process of its own so
+ * that this one's NODE_ENV cannot make it a development build. The page
+ * imports the package's build, which `npm run build` writes.
+ */
 async function buildPage() {
-  const { build } = await import('vite')
-  await build({ configFile: join(DEMO, 'vite.config.ts'), logLevel: 'silent' })
+  if (
+    !existsSync(
+      fileURLToPath(new URL('../../build/src/collaboration/react/main.js', import.meta.url))
+    )
+  ) {
+    throw new Error('The demo uses the package build: run "npm run build" first')
+  }
+  const vite = join(
+    dirname(createRequire(import.meta.url).resolve('vite/package.json')),
+    'bin/vite.js'
+  )
+  const child = spawn(process.execPath, [vite, 'build', '--config', join(DEMO, 'vite.config.ts')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  })
+  let errors = ''
+  child.stderr!.on('data', (chunk) => (errors += chunk))
+  const code = await new Promise((resolve) => child.once('exit', resolve))
+  if (code !== 0) throw new Error(`vite build exited with ${code}:\n${errors}`)
 }
 
 async function freePort() {
@@ -177,14 +200,22 @@ test.group('Demo collaboration page in a real browser', (group) => {
     )
 
     // a rectangle drawn on Alice's canvas shows on Bob's
-    const canvas = alice.locator('#canvas .excalidraw canvas.interactive')
-    const box = (await canvas.boundingBox())!
+    await alice.locator('#canvas .whiteboard').scrollIntoViewIfNeeded()
     // the tool's icon covers its radio button, as a person sees it
-    await alice.locator('#canvas [data-testid="toolbar-rectangle"]').click({ force: true })
-    await alice.mouse.move(box.x + 200, box.y + 150)
+    const rectangleTool = alice.locator('#canvas [data-testid="toolbar-rectangle"]')
+    await rectangleTool.click({ force: true })
+    await alice.waitForFunction(
+      () =>
+        (globalThis as any).document.querySelector('#canvas [data-testid="toolbar-rectangle"]')
+          .checked
+    )
+    const box = (await alice.locator('#canvas .excalidraw canvas.interactive').boundingBox())!
+    // in the middle: the tool's style panel covers the canvas's left side
+    await alice.mouse.move(box.x + box.width / 2, box.y + 200)
     await alice.mouse.down()
-    await alice.mouse.move(box.x + 320, box.y + 240, { steps: 5 })
+    await alice.mouse.move(box.x + box.width / 2 + 120, box.y + 290, { steps: 5 })
     await alice.mouse.up()
+    await shows(alice, '#canvas .shape-count', 'textContent', '1 shape')
     await shows(bob, '#canvas .shape-count', 'textContent', '1 shape')
 
     assert.equal(await notes(alice).inputValue(), 'Hello from Alice')
