@@ -218,6 +218,16 @@ test.group('Demo collaboration page in a real browser', (group) => {
     await shows(alice, '#canvas .shape-count', 'textContent', '1 shape')
     await shows(bob, '#canvas .shape-count', 'textContent', '1 shape')
 
+    // comments on the to-do list and on the new shape (still selected) reach the other window
+    await bob.locator('#todos .todo-items li').getByRole('button', { name: 'Select' }).click()
+    await bob.locator('#todos .comments input').fill('assign me')
+    await bob.locator('#todos .comments button', { hasText: 'Add' }).click()
+    await lists(alice, '#todos .comments li', 'on “write the docs”: assign me')
+    await alice.locator('#canvas .comments input').fill('too big')
+    await alice.locator('#canvas .comments button', { hasText: 'Add' }).click()
+    await lists(bob, '#canvas .comments li', 'on shape')
+    await lists(bob, '#canvas .comments li', 'too big')
+
     assert.equal(await notes(alice).inputValue(), 'Hello from Alice')
   })
 })

@@ -75,7 +75,9 @@ export function TextEditor({ docName, user }: { docName: string; user: string })
           docName={docName}
           anchor={() => ({ kind: 'text-range', ...selection() })}
           describe={(comment) =>
-            comment.anchor.kind === 'text-range' ? `“${comment.anchor.selectedText}”` : 'the notes'
+            comment.anchor.kind === 'text-range' && comment.anchor.selectedText
+              ? `“${comment.anchor.selectedText}”`
+              : 'the notes'
           }
         />
         <Versions docName={docName} />
