@@ -74,10 +74,16 @@ async function startDemo(databaseFile: string) {
     }
   )
   let output = ''
+  let started = false
   await new Promise<void>((resolve, reject) => {
+    // the pipes keep being read once it started (a full pipe would stall the demo), not kept
     const collect = (chunk: Buffer) => {
+      if (started) return
       output += chunk
-      if (output.includes('started HTTP server')) resolve()
+      if (output.includes('started HTTP server')) {
+        started = true
+        resolve()
+      }
     }
     child.stdout!.on('data', collect)
     child.stderr!.on('data', collect)
@@ -86,11 +92,14 @@ async function startDemo(databaseFile: string) {
   return { child, url: `http://127.0.0.1:${port}` }
 }
 
-function stop(child: ChildProcess) {
-  if (child.exitCode !== null) return Promise.resolve()
+/** Stops the demo as Ctrl+C would; one that has not ended 10 s later is killed */
+async function stop(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return
   const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill('SIGTERM')
-  return exited
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+  await exited
+  clearTimeout(timer)
 }
 
 /** Chromium's window on the page as `user`, once the notes and the to-do list are loaded */
