@@ -9,10 +9,10 @@ export default configPkg(
       'examples/demo/.adonisjs/**',
     ],
   },
-  // the console dashboard's TSX gets the rules the TypeScript files get
+  // the console dashboard's and the demo page's TSX get the rules the TypeScript files get
   {
-    name: 'Console dashboard (TSX)',
-    files: ['src/console/ui/**/*.tsx'],
+    name: 'Browser pages (TSX)',
+    files: ['src/console/ui/**/*.tsx', 'examples/demo/resources/**/*.tsx'],
     languageOptions: { parserOptions: { ecmaFeatures: { jsx: true } } },
     rules: RULES_LIST,
   }

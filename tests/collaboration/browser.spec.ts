@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { importMap, readModule } from '../../examples/demo/features/browser_modules.ts'
+import { importMap, readModule } from './browser_modules.ts'
 import { setupApp } from '../helpers.ts'
 import { defineConfig } from '../../src/collaboration/define_config.ts'
 import { signCollabToken } from '../../src/collaboration/tokens.ts'

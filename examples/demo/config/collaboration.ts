@@ -3,13 +3,18 @@ import { defineConfig, relationalStorage } from 'adonis-atrium/collaboration'
 import { announceWrites } from '../features/collaboration_changes.ts'
 
 /**
- * The demo edits documents under "demo/:id"; anyone may read, write and
- * comment. The REST routes take the user from the x-demo-user header (the
+ * The demo edits Yjs documents under "demo/:id" (the notes, the canvas) and
+ * Automerge ones under "todos/:id" (the to-do list); anyone may read, write
+ * and comment. The REST routes take the user from the x-demo-user header (the
  * demo has no login); the page fetches a token for each connection.
  */
 export default defineConfig({
   documents: {
     'demo/:id': {
+      authorize: () => ({ canRead: true, canWrite: true, canComment: true }),
+    },
+    'todos/:id': {
+      engine: 'automerge',
       authorize: () => ({ canRead: true, canWrite: true, canComment: true }),
     },
   },

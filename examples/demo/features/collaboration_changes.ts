@@ -31,16 +31,14 @@ export async function announceWrites(ctx: HttpContext, next: NextFn) {
 }
 
 /**
- * `GET /collaboration-demo/changes?doc=`: a server-sent event stream of the
- * document's changes (`comments` or `versions`), until the page closes.
+ * `GET /collaboration-demo/changes`: a server-sent event stream of every
+ * document's changes, `{ "doc": name, "kind": "comments" | "versions" }`,
+ * until the page closes. One stream serves all the panels of a page.
  */
 export function streamChanges({ request, response }: HttpContext) {
-  const docName = String(request.qs().doc ?? '')
   const stream = new PassThrough()
-  const send = (name: string, kind: string) => {
-    if (name === docName) {
-      stream.write(`data: ${kind}\n\n`)
-    }
+  const send = (doc: string, kind: string) => {
+    stream.write(`data: ${JSON.stringify({ doc, kind })}\n\n`)
   }
   changes.on('change', send)
   // a comment line now, so the browser sees the stream open

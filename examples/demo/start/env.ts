@@ -31,4 +31,6 @@ export default await Env.create(new URL('../', import.meta.url), {
   PAGBANK_WEBHOOK_TOKEN: Env.schema.string.optional(),
   ADYEN_HMAC_KEY: Env.schema.string.optional(),
   COLLAB_TOKEN_SECRET: Env.schema.string.optional(),
+  /** The SQLite file; tmp/demo.sqlite3 by default (tests point it elsewhere) */
+  DEMO_SQLITE_FILE: Env.schema.string.optional(),
 })

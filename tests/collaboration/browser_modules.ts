@@ -4,7 +4,8 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 
 /**
- * Serves npm ESM packages to the browser without a bundler: resolves each
+ * Serves npm ESM packages to the browser without a bundler (for the page of
+ * browser.spec.ts, as an app without a build step would): resolves each
  * bare specifier through its package.json "exports" (browser, then module or
  * import conditions) and builds an import map of every module reachable
  * from the entries.
