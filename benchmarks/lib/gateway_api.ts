@@ -62,6 +62,9 @@ function respond(url: string): string {
 /** Answers each complete request in the socket's buffer, in order */
 function serve(socket: Socket) {
   socket.on('error', () => socket.destroy())
+  // a real API's server (nginx's tcp_nodelay, node:http) answers without Nagle's delay: a
+  // kept-alive answer written while the previous one is unacknowledged would wait for an ACK
+  socket.setNoDelay(true)
   let pending: Buffer = Buffer.alloc(0)
   socket.on('data', (chunk: Buffer) => {
     pending = pending.length ? Buffer.concat([pending, chunk]) : chunk
