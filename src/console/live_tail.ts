@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import debug from './debug.ts'
+import { ConsoleInvalidQueryException } from './errors.ts'
 import { readJsonBody } from './http/read_body.ts'
 import type { ConsoleEntry, ConsoleEntrySummary } from './types.ts'
 
@@ -84,7 +85,7 @@ export class LiveTail {
     return {
       events: (ctx: HttpContext) => {
         const uid = identifier(ctx.request.qs().uid)
-        if (!uid) return ctx.response.badRequest({ error: 'uid query parameter required' })
+        if (!uid) throw new ConsoleInvalidQueryException('"uid" is required', 'uid')
         const stream = transmit.createStream({
           uid,
           context: ctx,
@@ -104,16 +105,17 @@ export class LiveTail {
     const body = await readJsonBody(ctx)
     const uid = identifier(body.uid)
     const channel = identifier(body.channel)
-    if (!uid || channel !== LIVE_TAIL_CHANNEL) {
-      return ctx.response.badRequest({
-        error: `a uid and the channel "${LIVE_TAIL_CHANNEL}" are required`,
-      })
+    if (!uid) throw new ConsoleInvalidQueryException('"uid" is required', 'uid')
+    if (channel !== LIVE_TAIL_CHANNEL) {
+      throw new ConsoleInvalidQueryException(
+        `Only the channel "${LIVE_TAIL_CHANNEL}" is offered here`,
+        'channel'
+      )
     }
     // the console's gates have passed already: a refusal here means no event stream has this uid
     const done = await this.#transmit[action]({ uid, channel, context: ctx })
-    return done
-      ? ctx.response.noContent()
-      : ctx.response.badRequest({ error: 'no open event stream has this uid' })
+    if (!done) throw new ConsoleInvalidQueryException('No open event stream has this uid', 'uid')
+    return ctx.response.noContent()
   }
 }
 

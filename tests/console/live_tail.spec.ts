@@ -97,8 +97,11 @@ test.group('Console | live tail', () => {
     assert.equal(signedOut.status, 401)
     const other = await tail.subscribe('orders/1')
     assert.equal(other.status, 400)
-    const refusal = (await other.json()) as { error: string }
-    assert.include(refusal.error, LIVE_TAIL_CHANNEL)
+    const refusal = (await other.json()) as {
+      errors: Array<{ message: string; parameter: string }>
+    }
+    assert.include(refusal.errors[0].message, LIVE_TAIL_CHANNEL)
+    assert.equal(refusal.errors[0].parameter, 'channel')
     const noStream = await fetch(`${app.url}/console/api/live/__transmit/subscribe`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'cookie': sessionCookie() },
