@@ -18,6 +18,7 @@ export default defineConfig({
     () => import('adonis-atrium/providers/pagination_provider'),
     () => import('adonis-atrium/providers/payments_provider'),
     () => import('adonis-atrium/providers/collaboration_provider'),
+    () => import('adonis-atrium/providers/console_provider'),
   ],
   preloads: [() => import('./start/routes.ts'), () => import('./start/kernel.ts')],
 })
