@@ -1,11 +1,13 @@
+import { compose } from '@adonisjs/core/helpers'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
 import { consumeNumber } from './columns.ts'
+import { withSpendColumns } from './spend_columns.ts'
 
 /**
  * Spend of one UTC day and actor (`agent_actor_rollups`): calls, tokens and
  * cost (micro-units of the currency), incremented with each usage row.
  */
-export default class AgentActorRollup extends BaseModel {
+export default class AgentActorRollup extends compose(BaseModel, withSpendColumns) {
   static table = 'agent_actor_rollups'
 
   @column({ isPrimary: true, consume: consumeNumber })
@@ -16,31 +18,4 @@ export default class AgentActorRollup extends BaseModel {
 
   @column()
   declare actorRef: string
-
-  @column({ consume: consumeNumber })
-  declare modelCalls: number
-
-  @column({ consume: consumeNumber })
-  declare unknownUsageCalls: number
-
-  @column({ consume: consumeNumber })
-  declare unpricedCalls: number
-
-  @column({ consume: consumeNumber })
-  declare uncachedInputTokens: number
-
-  @column({ consume: consumeNumber })
-  declare cacheReadTokens: number
-
-  @column({ consume: consumeNumber })
-  declare cacheWriteTokens: number
-
-  @column({ consume: consumeNumber })
-  declare outputTokens: number
-
-  @column({ consume: consumeNumber })
-  declare reasoningTokens: number
-
-  @column({ consume: consumeNumber })
-  declare cost: number
 }

@@ -1,11 +1,13 @@
+import { compose } from '@adonisjs/core/helpers'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
 import { consumeNumber } from './columns.ts'
+import { withSpendColumns } from './spend_columns.ts'
 
 /**
  * Spend of one UTC day and model (`agent_model_rollups`): calls, tokens and
  * cost (micro-units of the currency), incremented with each usage row.
  */
-export default class AgentModelRollup extends BaseModel {
+export default class AgentModelRollup extends compose(BaseModel, withSpendColumns) {
   static table = 'agent_model_rollups'
 
   @column({ isPrimary: true, consume: consumeNumber })
@@ -16,31 +18,4 @@ export default class AgentModelRollup extends BaseModel {
 
   @column()
   declare model: string
-
-  @column({ consume: consumeNumber })
-  declare modelCalls: number
-
-  @column({ consume: consumeNumber })
-  declare unknownUsageCalls: number
-
-  @column({ consume: consumeNumber })
-  declare unpricedCalls: number
-
-  @column({ consume: consumeNumber })
-  declare uncachedInputTokens: number
-
-  @column({ consume: consumeNumber })
-  declare cacheReadTokens: number
-
-  @column({ consume: consumeNumber })
-  declare cacheWriteTokens: number
-
-  @column({ consume: consumeNumber })
-  declare outputTokens: number
-
-  @column({ consume: consumeNumber })
-  declare reasoningTokens: number
-
-  @column({ consume: consumeNumber })
-  declare cost: number
 }

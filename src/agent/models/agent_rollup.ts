@@ -1,12 +1,14 @@
+import { compose } from '@adonisjs/core/helpers'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
 import { consumeNumber } from './columns.ts'
+import { withSpendColumns } from './spend_columns.ts'
 
 /**
  * One day of one model, actor and agent (`agent_rollups`): tokens, cost
  * (micro-units of the currency) and finished runs, incremented in the
  * transaction of each usage row and run end.
  */
-export default class AgentRollup extends BaseModel {
+export default class AgentRollup extends compose(BaseModel, withSpendColumns) {
   static table = 'agent_rollups'
 
   @column({ isPrimary: true, consume: consumeNumber })
@@ -23,33 +25,6 @@ export default class AgentRollup extends BaseModel {
 
   @column()
   declare agentName: string
-
-  @column({ consume: consumeNumber })
-  declare modelCalls: number
-
-  @column({ consume: consumeNumber })
-  declare unknownUsageCalls: number
-
-  @column({ consume: consumeNumber })
-  declare unpricedCalls: number
-
-  @column({ consume: consumeNumber })
-  declare uncachedInputTokens: number
-
-  @column({ consume: consumeNumber })
-  declare cacheReadTokens: number
-
-  @column({ consume: consumeNumber })
-  declare cacheWriteTokens: number
-
-  @column({ consume: consumeNumber })
-  declare outputTokens: number
-
-  @column({ consume: consumeNumber })
-  declare reasoningTokens: number
-
-  @column({ consume: consumeNumber })
-  declare cost: number
 
   @column({ consume: consumeNumber })
   declare runsSucceeded: number

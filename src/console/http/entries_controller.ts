@@ -1,6 +1,7 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { ConsoleInvalidQueryException, ConsoleNotFoundException } from '../errors.ts'
 import { isEntryId } from '../ids.ts'
+import { findEntry } from './find_entry.ts'
 import { withoutRawProfile } from '../profiling/profiles_controller.ts'
 import type { ConsoleManager } from '../manager.ts'
 import type { EntryListQuery } from '../stores/contract.ts'
@@ -106,10 +107,7 @@ export class EntriesController {
   }
 
   show = async (ctx: HttpContext) => {
-    const id = ctx.params.id
-    if (!isEntryId(id)) invalid('id', '"id" must be an entry id')
-    const entry = await this.#manager.store.find(id)
-    if (!entry) throw new ConsoleNotFoundException(`Entry ${id} not found`)
+    const entry = await findEntry(this.#manager.store, ctx.params.id)
     return { data: withoutRawProfile(entry) }
   }
 

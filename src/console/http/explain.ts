@@ -1,10 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import {
-  ConsoleExplainNotConfiguredException,
-  ConsoleInvalidQueryException,
-  ConsoleNotFoundException,
-} from '../errors.ts'
-import { isEntryId } from '../ids.ts'
+import { ConsoleExplainNotConfiguredException, ConsoleInvalidQueryException } from '../errors.ts'
+import { findEntry } from './find_entry.ts'
 import type { ConsoleManager } from '../manager.ts'
 
 /** A recorded query as `explainQuery` receives it */
@@ -79,12 +75,10 @@ export function explainHandler(manager: ConsoleManager) {
     await manager.gates.authorizeAction(ctx, 'explain a query')
     const explainer = manager.config.explainQuery
     if (!explainer) throw new ConsoleExplainNotConfiguredException()
-    const id = ctx.params.id
-    if (!isEntryId(id)) throw new ConsoleInvalidQueryException('"id" must be an entry id', 'id')
-    const entry = await manager.store.find(id)
-    if (!entry || entry.type !== 'query') {
-      throw new ConsoleNotFoundException(`Query entry ${id} not found`)
-    }
+    const entry = await findEntry(manager.store, ctx.params.id, {
+      type: 'query',
+      label: 'Query entry',
+    })
     const content = entry.content as Record<string, any>
     const plan = await explainer(
       {

@@ -84,11 +84,7 @@ export class ConsoleGates {
 
   /** Middleware: `authorizer` (or the default: deny in production without a session gate), else 403 */
   authorize = async (ctx: HttpContext, next: NextFn) => {
-    const authorizer = this.#config.authorizer
-    const allowed = authorizer
-      ? await this.#ask('authorizer', () => authorizer(ctx))
-      : !!this.#sessions || !this.#inProduction
-    if (!allowed) {
+    if (!(await this.#readAllowed(ctx))) {
       debug('authorizer refused %s', ctx.request.url())
       throw new ConsoleForbiddenException()
     }
@@ -102,6 +98,11 @@ export class ConsoleGates {
    */
   async canRead(ctx: HttpContext): Promise<boolean> {
     if (this.#sessions && !(await this.#sessions.authenticate(ctx))) return false
+    return this.#readAllowed(ctx)
+  }
+
+  /** `authorizer`, or without one: allowed behind a session gate or outside production */
+  #readAllowed(ctx: HttpContext): Promise<boolean> | boolean {
     const authorizer = this.#config.authorizer
     return authorizer
       ? this.#ask('authorizer', () => authorizer(ctx))

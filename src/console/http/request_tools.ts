@@ -1,11 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { HttpContext } from '@adonisjs/core/http'
-import {
-  ConsoleInvalidQueryException,
-  ConsoleNotFoundException,
-  ConsoleReplayIncompleteException,
-} from '../errors.ts'
+import { ConsoleReplayIncompleteException } from '../errors.ts'
+import { findEntry } from './find_entry.ts'
 import { isEntryId } from '../ids.ts'
 import type { ConsoleManager } from '../manager.ts'
 import { REDACTED } from '../redact.ts'
@@ -156,16 +153,11 @@ export class RequestToolsController {
     this.#ownUrl = ownUrl
   }
 
-  async #requestEntry(ctx: HttpContext) {
-    const id = ctx.params.id
-    if (!isEntryId(id)) {
-      throw new ConsoleInvalidQueryException('"id" must be an entry id', 'id')
-    }
-    const entry = await this.#manager.store.find(id)
-    if (!entry || entry.type !== 'request') {
-      throw new ConsoleNotFoundException(`Request entry ${id} not found`)
-    }
-    return entry
+  #requestEntry(ctx: HttpContext) {
+    return findEntry(this.#manager.store, ctx.params.id, {
+      type: 'request',
+      label: 'Request entry',
+    })
   }
 
   curl = async (ctx: HttpContext) => {

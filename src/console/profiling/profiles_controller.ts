@@ -6,7 +6,7 @@ import {
   ConsoleProfilingPausedException,
 } from '../errors.ts'
 import { readJsonBody } from '../http/read_body.ts'
-import { isEntryId } from '../ids.ts'
+import { findEntry } from '../http/find_entry.ts'
 import type { ConsoleManager } from '../manager.ts'
 import type { CpuProfiler } from './profiler.ts'
 
@@ -92,11 +92,10 @@ export class ProfilesController {
   download = async (ctx: HttpContext) => {
     await this.#manager.gates.authorizeAction(ctx, 'download a CPU profile')
     const id = ctx.params.id
-    if (!isEntryId(id)) invalid('id', '"id" must be an entry id')
-    const entry = await this.#manager.store.find(id)
-    if (!entry || entry.type !== 'cpu_profile') {
-      throw new ConsoleNotFoundException(`CPU profile ${id} not found`)
-    }
+    const entry = await findEntry(this.#manager.store, id, {
+      type: 'cpu_profile',
+      label: 'CPU profile',
+    })
     if (!entry.content.raw) {
       throw new ConsoleNotFoundException(
         `CPU profile ${id} has no raw profile kept (${entry.content.rawDropped ?? 'profiling.maxRawBytes is 0'})`
