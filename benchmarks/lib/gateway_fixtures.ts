@@ -252,6 +252,7 @@ export async function gatewayApiStandIn(options: { paid: boolean }) {
   })
   return {
     url,
+    pid: child.pid!,
     close: () =>
       new Promise<void>((resolve) => {
         child.removeAllListeners('exit')

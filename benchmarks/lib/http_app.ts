@@ -50,6 +50,8 @@ export interface LoadResult {
   elapsed: number
   latencies: number[]
   statuses: Record<string, number>
+  /** The load generator's own CPU time over the measured window, in µs */
+  cpuMicros?: number
 }
 
 /**

@@ -4,7 +4,8 @@
  * `requests` POSTs in all, then print one JSON line of results.
  *
  * Input (argv[2], JSON): { url, concurrency, requests, bodies: 'stripe' | 'same' | 'gateway',
- * secret?, body?, gateway?, credentials? }
+ * secret?, body?, gateway?, credentials? }; it prints its own CPU time over the
+ * measured window as `cpuMicros`.
  */
 import { Agent, request } from 'node:http'
 import { createHmac } from 'node:crypto'
@@ -106,6 +107,7 @@ const deliveries = Array.from({ length: plan.requests }, (_, index) =>
 const latencies: number[] = []
 const statuses: Record<number, number> = {}
 let next = 0
+const cpuAtStart = process.cpuUsage()
 const started = performance.now()
 await Promise.all(
   Array.from({ length: plan.concurrency }, async () => {
@@ -119,5 +121,8 @@ await Promise.all(
   })
 )
 const elapsed = performance.now() - started
+const { user, system } = process.cpuUsage(cpuAtStart)
 agent.destroy()
-process.stdout.write(JSON.stringify({ elapsed, latencies, statuses }) + '\n')
+process.stdout.write(
+  JSON.stringify({ elapsed, latencies, statuses, cpuMicros: user + system }) + '\n'
+)

@@ -17,6 +17,7 @@ import { runLoad, type LoadResult } from '../lib/http_app.ts'
 import { appConnection, bootPaymentsBench } from '../lib/payments_app.ts'
 import { GATEWAY_FIXTURES, fixtureProviders, gatewayApiStandIn } from '../lib/gateway_fixtures.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
+import { groupCpu, groupCpuSpent, pidsNamed, processCpuMicros } from '../lib/process_cpu.ts'
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500)
 const only = process.env.BENCH_GATEWAYS?.split(',')
@@ -25,8 +26,64 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32)
 const dialects = (process.env.BENCH_DB ?? 'sqlite,pg').split(',') as Dialect[]
 const POOL = Number(process.env.BENCH_POOL ?? 10)
 
-function emptyResult(): LoadResult {
-  return { elapsed: 0, latencies: [], statuses: {} }
+/** CPU per process over a route's measured windows, in µs */
+interface CpuSpent {
+  app: number
+  load: number
+  api: number | undefined
+  db: number | undefined
+}
+
+/** The database server's processes (SQLite runs inside the app) */
+const DATABASE_PROCESSES: Record<Dialect, string[]> = {
+  sqlite: [],
+  pg: ['postgres'],
+  mysql: ['mariadbd', 'mysqld'],
+}
+
+interface RouteTotals extends LoadResult {
+  cpu: CpuSpent
+}
+
+function emptyResult(): RouteTotals {
+  return { elapsed: 0, latencies: [], statuses: {}, cpu: { app: 0, load: 0, api: 0, db: 0 } }
+}
+
+/**
+ * Runs `measure` and returns the CPU each process spent meanwhile: the app
+ * (this process), the API stand-in and the database server, read from /proc
+ * (the load generator reports its own).
+ */
+async function withCpu<T>(
+  apiPid: number,
+  databaseProcesses: string[],
+  measure: () => Promise<T>
+): Promise<{ value: T; app: number; api?: number; db?: number }> {
+  const findDatabase = () => pidsNamed(databaseProcesses)
+  const app = process.cpuUsage()
+  const api = processCpuMicros(apiPid)
+  const db = databaseProcesses.length ? groupCpu(findDatabase) : undefined
+  const value = await measure()
+  const appSpent = process.cpuUsage(app)
+  const apiAfter = processCpuMicros(apiPid)
+  return {
+    value,
+    app: appSpent.user + appSpent.system,
+    api: api === undefined || apiAfter === undefined ? undefined : apiAfter - api,
+    db: db?.size ? groupCpuSpent(db, groupCpu(findDatabase)) : undefined,
+  }
+}
+
+function addCpu(total: CpuSpent, spent: Omit<CpuSpent, 'load'>, load: number | undefined) {
+  total.app += spent.app
+  total.load += load ?? 0
+  total.api = total.api === undefined || spent.api === undefined ? undefined : total.api + spent.api
+  total.db = total.db === undefined || spent.db === undefined ? undefined : total.db + spent.db
+}
+
+/** µs of CPU per request, or `-` when the process could not be read */
+function perRequest(micros: number | undefined, requests: number) {
+  return micros === undefined ? '-' : figure(micros / requests)
 }
 
 function addResult(total: LoadResult, result: LoadResult) {
@@ -39,14 +96,26 @@ function addResult(total: LoadResult, result: LoadResult) {
 
 function summary(result: LoadResult) {
   const seconds = result.elapsed / 1000
+  const requests = result.latencies.length
   return {
-    rps: result.latencies.length / seconds,
+    rps: requests / seconds,
     p50: percentile(result.latencies, 50),
     p99: percentile(result.latencies, 99),
     statuses: Object.entries(result.statuses)
       .map(([status, count]) => `${status}x${count}`)
       .join(' '),
   }
+}
+
+/** Where a route's CPU went, per request: app · load generator · API stand-in · database server */
+function cpuColumn({ cpu, latencies }: RouteTotals, which: Dialect) {
+  const requests = latencies.length
+  return [
+    perRequest(cpu.app, requests),
+    perRequest(cpu.load, requests),
+    perRequest(cpu.api, requests),
+    which === 'sqlite' ? 'in app' : perRequest(cpu.db, requests),
+  ].join(' · ')
 }
 
 const stripeFixture = GATEWAY_FIXTURES.find(({ name }) => name === 'stripe')!
@@ -108,7 +177,12 @@ for (const which of dialects) {
   const totals = new Map(routes.map((route) => [route.name, emptyResult()]))
   for (let round = 0; round < ROUNDS; round++) {
     for (const route of routes) {
-      addResult(totals.get(route.name)!, await load(route, perRound, `${route.name}${round}`))
+      const total = totals.get(route.name)!
+      const measured = await withCpu(api.pid, DATABASE_PROCESSES[which], () =>
+        load(route, perRound, `${route.name}${round}`)
+      )
+      addResult(total, measured.value)
+      addCpu(total.cpu, measured, measured.value.cpuMicros)
     }
   }
   const bare = summary(totals.get('bare')!)
@@ -122,6 +196,7 @@ for (const which of dialects) {
       'p50 ms': figure(result.p50),
       'p99 ms': figure(result.p99),
       'ratio': route.name === 'bare' ? '1.00' : figure(result.rps / bare.rps),
+      'CPU µs/req (app · load · API · db)': cpuColumn(totals.get(route.name)!, which),
       'statuses': result.statuses,
     })
   }
@@ -131,6 +206,6 @@ for (const which of dialects) {
 }
 
 printTable(
-  `Each gateway's webhook route vs the bare route (${REQUESTS} requests each in 5 alternating rounds, ${CONCURRENCY} concurrent, pool ${POOL}, load in a child process; target on pg: ratio >= 0.40 for every gateway)`,
+  `Each gateway's webhook route vs the bare route (${REQUESTS} requests each in 5 alternating rounds, ${CONCURRENCY} concurrent, pool ${POOL}, load in a child process; target on pg: ratio >= 0.40 for every gateway; the app, the load generator, the gateway API stand-in and the database server share this machine's cores, so the CPU column says where each request's CPU went)`,
   rows
 )

@@ -20,7 +20,6 @@ export default class extends BaseSchema {
       table.dateTime('created_at', { useTz: true }).notNullable()
       table.dateTime('updated_at', { useTz: true }).notNullable()
       table.unique(['provider', 'event_id'])
-      table.index(['status'])
     })
   }
 
