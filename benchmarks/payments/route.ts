@@ -74,7 +74,7 @@ async function withCpu<T>(
   }
 }
 
-function addCpu(total: CpuSpent, spent: Omit<CpuSpent, 'load'>, load: number | undefined) {
+function addCpu(total: CpuSpent, spent: { app: number; api?: number; db?: number }, load?: number) {
   total.app += spent.app
   total.load += load ?? 0
   total.api = total.api === undefined || spent.api === undefined ? undefined : total.api + spent.api
