@@ -3,7 +3,9 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 
 /**
  * Deletes console entries older than `prune.after` (or `prune.perType`) and
- * beyond `prune.maxRows`, in bounded batches. Run it from cron or a scheduler.
+ * beyond `prune.maxRows`, in bounded batches, under the same lock as the
+ * prunes each app instance schedules (`prune.intervalMs`), so a cron job and
+ * a running fleet never prune at once.
  */
 export default class ConsolePrune extends BaseCommand {
   static commandName = 'console:prune'
@@ -24,7 +26,16 @@ export default class ConsolePrune extends BaseCommand {
       )
       return
     }
-    const deleted = await manager.prune()
+    let deleted: Awaited<ReturnType<typeof manager.prune>>
+    try {
+      deleted = await manager.prune()
+    } catch (error) {
+      // busy, a failed archive sink, a missing console_leases table: each message names its fix
+      this.exitCode = 1
+      const cause = (error as Error).cause as Error | undefined
+      this.logger.error(`${(error as Error).message}${cause ? ` (${cause.message})` : ''}`)
+      return
+    }
     const total = Object.values(deleted).reduce((sum, count) => sum + (count ?? 0), 0)
     const detail = Object.entries(deleted)
       .map(([type, count]) => `${type}: ${count}`)

@@ -22,7 +22,7 @@ export const MIGRATION_STUBS = {
     'billing_audit_events',
   ],
   collaboration: ['collaboration'],
-  console: ['console_entries', 'console_rollups', 'console_entries_search'],
+  console: ['console_entries', 'console_rollups', 'console_entries_search', 'console_leases'],
   agent: [
     'agent_threads',
     'agent_messages',

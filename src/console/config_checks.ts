@@ -1,6 +1,7 @@
 import stringHelpers from '@adonisjs/core/helpers/string'
 import { E_CONSOLE_CONFIG } from './errors.ts'
-import type { Duration } from './types.ts'
+import type { Duration, EntryType } from './types.ts'
+import { ENTRY_TYPES } from './types.ts'
 
 /** The file every console config error names */
 export const FILE = 'config/console.ts'
@@ -42,4 +43,12 @@ export function fraction(value: unknown, key: string): number {
     fail(`Invalid "${key}" in ${FILE}: use a fraction between 0 and 1`)
   }
   return value
+}
+
+/** An entry type named in the config, or a config error naming the key */
+export function entryType(name: string, key: string): EntryType {
+  if (!(ENTRY_TYPES as readonly string[]).includes(name)) {
+    fail(`Unknown entry type "${name}" in "${key}" of ${FILE}: use ${ENTRY_TYPES.join(', ')}`)
+  }
+  return name as EntryType
 }

@@ -4,7 +4,8 @@ import { stubsRoot } from '../../stubs/main.ts'
 
 /**
  * The console publishes config/console.ts, the console_entries,
- * console_rollups and console_entries_search migrations (once each), its provider and the optional CONSOLE_SESSION_SECRET variable.
+ * console_rollups, console_entries_search and console_leases migrations
+ * (once each), its provider and the optional CONSOLE_SESSION_SECRET variable.
  * `configure.ts` registers `adonis-atrium/commands` (console:prune) for every feature.
  */
 export const consoleInstaller: FeatureInstaller = {
@@ -25,6 +26,11 @@ export const consoleInstaller: FeatureInstaller = {
       stub: 'make/migration/console_entries_search.stub',
       tableName: 'console_entries_search',
       order: 2,
+    })
+    await publishMigrationOnce(command, codemods, stubsRoot, {
+      stub: 'make/migration/console_leases.stub',
+      tableName: 'console_leases',
+      order: 3,
     })
     await codemods.updateRcFile((rcFile) => {
       rcFile.addProvider('adonis-atrium/providers/console_provider')

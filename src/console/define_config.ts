@@ -1,18 +1,16 @@
 import { configProvider } from '@adonisjs/core'
 import type { ConfigProvider } from '@adonisjs/core/types'
-import { durationMs, fail, FILE, fraction, positiveInteger } from './config_checks.ts'
+import { durationMs, entryType, fail, FILE, fraction, positiveInteger } from './config_checks.ts'
 import type {
   ConsoleConfig,
   ConsoleStoreFactory,
-  EntryType,
   ResolvedConsoleConfig,
   ResolvedDashboardAuth,
-  ResolvedPrune,
 } from './types.ts'
-import { ENTRY_TYPES } from './types.ts'
 import { MAX_PULSE_MINUTES } from './pulse.ts'
 import { resolveMcp } from './mcp/config.ts'
 import { resolveProfiling } from './profiling/config.ts'
+import { resolvePrune } from './retention/config.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -84,13 +82,6 @@ function resolveOverload(value: ConsoleConfig['overloadProtection']) {
   }
 }
 
-function entryType(name: string, key: string): EntryType {
-  if (!(ENTRY_TYPES as readonly string[]).includes(name)) {
-    fail(`Unknown entry type "${name}" in "${key}" of ${FILE}: use ${ENTRY_TYPES.join(', ')}`)
-  }
-  return name as EntryType
-}
-
 function resolveDashboardAuth(
   options: ConsoleConfig['dashboardAuth']
 ): ResolvedDashboardAuth | undefined {
@@ -118,38 +109,6 @@ function resolveDashboardAuth(
     fail(`Invalid "dashboardAuth.revalidate" in ${FILE}: use a function returning a boolean`)
   }
   return { ...options, ttlMs: durationMs(options.ttl ?? '8h', 'dashboardAuth.ttl'), modes }
-}
-
-function resolvePrune(options: ConsoleConfig['prune'] = {}): ResolvedPrune {
-  const perType: ResolvedPrune['perType'] = {}
-  for (const [name, value] of Object.entries(options.perType ?? {})) {
-    perType[entryType(name, 'prune.perType')] = durationMs(value!, `prune.perType.${name}`)
-  }
-  const maxRows: ResolvedPrune['maxRows'] = {}
-  if (typeof options.maxRows === 'number') {
-    for (const type of ENTRY_TYPES) {
-      maxRows[type] = positiveInteger(options.maxRows, 'prune.maxRows', 0)
-    }
-  } else {
-    for (const [name, value] of Object.entries(options.maxRows ?? {})) {
-      maxRows[entryType(name, 'prune.maxRows')] = positiveInteger(value, `prune.maxRows.${name}`, 0)
-    }
-  }
-  return {
-    after: options.after === undefined ? undefined : durationMs(options.after, 'prune.after'),
-    perType,
-    maxRows,
-    rollupsAfter:
-      options.rollupsAfter === undefined
-        ? undefined
-        : durationMs(options.rollupsAfter, 'prune.rollupsAfter'),
-    batchSize: Math.max(1, positiveInteger(options.batchSize, 'prune.batchSize', 1000)),
-    maxBatchesPerCycle: Math.max(
-      1,
-      positiveInteger(options.maxBatchesPerCycle, 'prune.maxBatchesPerCycle', 50)
-    ),
-    batchPauseMs: positiveInteger(options.batchPauseMs, 'prune.batchPauseMs', 50),
-  }
 }
 
 function resolveClientErrors(
@@ -285,7 +244,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
         positiveInteger(buffer.flushIntervalMs, 'buffer.flushIntervalMs', 1000)
       ),
     },
-    prune: resolvePrune(config.prune),
+    prune: resolvePrune(config.prune, config.archive),
     clientErrors: resolveClientErrors(config.clientErrors),
     pulse: resolvePulse(config.pulse),
     authorizer: config.authorizer,

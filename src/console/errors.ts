@@ -156,3 +156,29 @@ export class ConsoleReplayIncompleteException extends AtriumException {
 
 export const E_CONSOLE_EXPLAIN_NOT_CONFIGURED = ConsoleExplainNotConfiguredException
 export const E_CONSOLE_REPLAY_INCOMPLETE = ConsoleReplayIncompleteException
+
+/** A prune asked while another process holds the prune lock: 409 */
+export class ConsolePruneBusyException extends AtriumException {
+  static status = 409
+  static code = 'E_CONSOLE_PRUNE_BUSY'
+  static message = 'Another process is pruning the console; try again once its prune ends'
+}
+
+/**
+ * `archive.sink` threw: the prune stops, and the entries it was given stay
+ * stored for the next prune to hand over again
+ */
+export class ConsoleArchiveFailedException extends AtriumException {
+  static status = 500
+  static code = 'E_CONSOLE_ARCHIVE_FAILED'
+}
+
+/** The prune lock's `console_leases` table has not been migrated: 500 naming the fix */
+export class ConsoleLeasesMissingException extends AtriumException {
+  static status = 500
+  static code = 'E_CONSOLE_LEASES_MISSING'
+}
+
+export const E_CONSOLE_PRUNE_BUSY = ConsolePruneBusyException
+export const E_CONSOLE_ARCHIVE_FAILED = ConsoleArchiveFailedException
+export const E_CONSOLE_LEASES_MISSING = ConsoleLeasesMissingException

@@ -2,7 +2,7 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import type { Logger } from '@adonisjs/core/logger'
 import { ConsoleGates } from './http/gates.ts'
 import { loopbackUrl } from './http/request_tools.ts'
-import { pruneEntries } from './pruner.ts'
+import { PruneScheduler } from './retention/schedule.ts'
 import { OverloadMonitor } from './overload.ts'
 import { CpuProfiler } from './profiling/profiler.ts'
 import { ConsoleRecorder } from './recorder.ts'
@@ -38,6 +38,8 @@ export class ConsoleManager {
   liveTail?: LiveTail
   /** CPU profiles, absent unless `profiling.enabled` (then no inspector session exists) */
   readonly profiler?: CpuProfiler
+  /** Prunes one at a time under the prune lock, and on `prune.intervalMs` once started */
+  readonly pruner: PruneScheduler
   #exceptionWatcher: ExceptionWatcher
   #queryWatchers: QueryWatcher[] = []
   #logWatcher?: LogWatcher
@@ -69,6 +71,7 @@ export class ConsoleManager {
       profiler: this.profiler,
     })
     this.#exceptionWatcher = new ExceptionWatcher(config, this.recorder)
+    this.pruner = new PruneScheduler(store, config.prune, logger)
     if (config.overloadProtection) {
       this.overload = new OverloadMonitor(
         config.overloadProtection,
@@ -152,6 +155,7 @@ export class ConsoleManager {
     if (this.liveTailAvailable) await this.#startLiveTail()
     this.recorder.start()
     this.overload?.start()
+    this.pruner.start()
   }
 
   async #startLiveTail() {
@@ -194,14 +198,18 @@ export class ConsoleManager {
     }
   }
 
-  /** Deletes what `prune` in config/console.ts says is too old or too many */
+  /**
+   * Deletes what `prune` in config/console.ts says is too old or too many,
+   * under the prune lock (`E_CONSOLE_PRUNE_BUSY` while another prune holds it)
+   */
   prune(now?: number): Promise<PruneResult> {
-    return pruneEntries(this.store, this.config.prune, now)
+    return this.pruner.prune(now)
   }
 
   /** Stops recording and writes what is buffered */
   async shutdown() {
     this.overload?.stop()
+    await this.pruner.stop()
     this.#exceptionWatcher.uninstall()
     for (const watcher of this.#queryWatchers) watcher.uninstall()
     this.#logWatcher?.uninstall()

@@ -130,6 +130,38 @@ export interface PruneOptions {
   batchSize?: number
   maxBatchesPerCycle?: number
   batchPauseMs?: number
+  /**
+   * ms between the prunes each app instance runs on its own: 5 minutes by
+   * default when a rule above is set; `false` leaves pruning to
+   * `console:prune` and `POST {path}/api/prune`
+   */
+  intervalMs?: number | false
+  /**
+   * Whom a fleet's prunes take turns through: a lease row in `console_leases`
+   * (the console's storage) by default, a `PruneLock` of your own (for
+   * example on `@adonisjs/lock`), or `false` for none
+   */
+  lock?: PruneLock | false
+  /** ms a prune may hold the lock, `max(intervalMs * 3, 60 s)` by default */
+  lockTtlMs?: number
+}
+
+/**
+ * The lock a prune takes so a fleet prunes once per cycle: resolves to the
+ * lock's release, or to null when another process holds it.
+ */
+export interface PruneLock {
+  acquire(name: string, ttlMs: number): Promise<(() => Promise<void>) | null>
+}
+
+/** Receives a type's entries, oldest first, before the prune deletes them */
+export type ArchiveSink = (entries: ConsoleEntry[], type: EntryType) => Promise<void> | void
+
+/** `archive`: where entries go before a prune deletes them */
+export interface ArchiveOptions {
+  sink: ArchiveSink
+  /** The types archived; every type by default */
+  types?: EntryType[]
 }
 
 /** `pulse`: the health snapshot at `GET {path}/api/health` */
@@ -194,6 +226,8 @@ export interface ConsoleConfig {
     flushAt?: number
   }
   prune?: PruneOptions
+  /** Hands each type's entries to a sink before a prune deletes them (already redacted) */
+  archive?: ArchiveOptions
   clientErrors?: ClientErrorsOptions
   pulse?: PulseOptions
   authorizer?: ConsoleAuthorizer
@@ -233,6 +267,12 @@ export interface ResolvedPrune {
   perType: Partial<Record<EntryType, number>>
   maxRows: Partial<Record<EntryType, number>>
   rollupsAfter?: number
+  /** ms between scheduled prunes; undefined when nothing is scheduled */
+  intervalMs?: number
+  /** `'storage'`: the lease row in `console_leases` */
+  lock: PruneLock | 'storage' | false
+  lockTtlMs: number
+  archive?: { sink: ArchiveSink; types: EntryType[] }
   batchSize: number
   maxBatchesPerCycle: number
   batchPauseMs: number

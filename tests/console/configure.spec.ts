@@ -14,7 +14,7 @@ async function install(fs: FileSystem) {
 }
 
 test.group('Console configure', () => {
-  test('publishes the config, the console_entries, console_rollups and console_entries_search migrations once, the provider and the env variable', async ({
+  test('publishes the config, the console_entries, console_rollups, console_entries_search and console_leases migrations once, the provider and the env variable', async ({
     assert,
     fs,
   }) => {
@@ -24,12 +24,14 @@ test.group('Console configure', () => {
     await assert.fileContains('config/console.ts', "from 'adonis-atrium/console'")
     await assert.fileContains('config/console.ts', 'watchers.queries({ slowMs: 100 })')
     const files = await readdir(join(fs.basePath, 'database/migrations'))
-    assert.lengthOf(files, 3, JSON.stringify(files))
+    assert.lengthOf(files, 4, JSON.stringify(files))
     // in timestamp order: the search migration alters console_entries, so it runs after it
-    const [entries, rollups, search] = files.sort()
+    const [entries, rollups, search, leases] = files.sort()
     assert.match(entries, /^\d+_create_console_entries_table\.ts$/)
     assert.match(rollups, /^\d+_create_console_rollups_table\.ts$/)
     assert.match(search, /^\d+_create_console_entries_search_table\.ts$/)
+    assert.match(leases, /^\d+_create_console_leases_table\.ts$/)
+    await assert.fileContains(`database/migrations/${leases}`, "tableName = 'console_leases'")
     await assert.fileContains(`database/migrations/${search}`, 'USING fts5')
     await assert.fileContains(`database/migrations/${entries}`, 'createTable(this.tableName')
     await assert.fileContains(`database/migrations/${rollups}`, "tableName = 'console_rollups'")

@@ -43,6 +43,13 @@ export interface PruneStep {
   limit: number
 }
 
+/** A named lease a fleet takes turns through (`console_leases`) */
+export interface Lease {
+  name: string
+  owner: string
+  expiresAt: number
+}
+
 /** Where a store writes, for `console:doctor` */
 export interface StoreDescription {
   driver: string
@@ -87,6 +94,17 @@ export interface ConsoleStore {
   idAfterNewest(type: EntryType, keep: number): Promise<string | null>
   /** Deletes at most `limit` entries of `type` with ids below `belowId`; returns how many */
   deleteBelow(step: PruneStep): Promise<number>
+  /** At most `limit` whole entries of `type` with ids below `belowId`, oldest first (to archive) */
+  entriesBelow(step: PruneStep): Promise<ConsoleEntry[]>
+  /** Deletes these entries; returns how many there were */
+  deleteEntries(ids: string[]): Promise<number>
+  /**
+   * Takes the lease `name` for `owner` until `expiresAt` (Unix ms) when it is
+   * free or expired; false when another owner holds it
+   */
+  acquireLease(lease: Lease): Promise<boolean>
+  /** Gives the lease back, if `owner` still holds it */
+  releaseLease(name: string, owner: string): Promise<void>
   close?(): Promise<void>
   /** What `console:doctor` prints about this store */
   describe?(): Promise<StoreDescription>

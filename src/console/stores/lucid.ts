@@ -5,6 +5,7 @@ import { SqliteWriter } from './sqlite_writer.ts'
 import { addRollups, deleteRollupsBefore, readRollups, ROLLUPS_TABLE } from './lucid_rollups.ts'
 import { rollupsOf } from '../rollups/route_minute.ts'
 import { hasSearchIndex, searchUnavailable, whereSummaryHas } from './lucid_search.ts'
+import { acquireLease, releaseLease } from './lucid_leases.ts'
 import debug from '../debug.ts'
 import { retryingTransaction } from '../../shared/transactions.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
@@ -12,6 +13,7 @@ import type {
   ConsoleStore,
   EntryListQuery,
   EntryPage,
+  Lease,
   PruneStep,
   StoreDescription,
   StoredRows,
@@ -243,5 +245,27 @@ export class LucidConsoleStore implements ConsoleStore {
         )
         .delete()
     )
+  }
+
+  async entriesBelow(step: PruneStep) {
+    const models = await this.#query()
+      .where('type', step.type)
+      .where('id', '<', step.belowId)
+      .orderBy('id', 'asc')
+      .limit(step.limit)
+    return models.map(entryOf)
+  }
+
+  async deleteEntries(ids: string[]) {
+    if (ids.length === 0) return 0
+    return Number(await this.#client().from(ConsoleEntryModel.table).whereIn('id', ids).delete())
+  }
+
+  acquireLease(lease: Lease) {
+    return acquireLease(this.#client(), lease)
+  }
+
+  releaseLease(name: string, owner: string) {
+    return releaseLease(this.#client(), name, owner)
   }
 }

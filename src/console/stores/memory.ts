@@ -10,6 +10,7 @@ import type { ConsoleEntry, EntryType } from '../types.ts'
 import type {
   ConsoleStore,
   EntryListQuery,
+  Lease,
   EntryPage,
   PruneStep,
   StoreDescription,
@@ -22,6 +23,7 @@ import type {
 export class MemoryConsoleStore implements ConsoleStore {
   #entries = new Map<string, ConsoleEntry>()
   #rollups = new Map<string, RouteMinute>()
+  #leases = new Map<string, { owner: string; expiresAt: number }>()
 
   async describe(): Promise<StoreDescription> {
     return { driver: 'memory', ready: true }
@@ -104,5 +106,29 @@ export class MemoryConsoleStore implements ConsoleStore {
       .slice(0, step.limit)
     for (const entry of doomed) this.#entries.delete(entry.id)
     return doomed.length
+  }
+
+  async entriesBelow(step: PruneStep) {
+    return this.#sorted(step.type)
+      .filter((entry) => entry.id < step.belowId)
+      .slice(0, step.limit)
+      .map((entry) => structuredClone(entry))
+  }
+
+  async deleteEntries(ids: string[]) {
+    let deleted = 0
+    for (const id of ids) if (this.#entries.delete(id)) deleted++
+    return deleted
+  }
+
+  async acquireLease({ name, owner, expiresAt }: Lease) {
+    const held = this.#leases.get(name)
+    if (held && held.owner !== owner && held.expiresAt > Date.now()) return false
+    this.#leases.set(name, { owner, expiresAt })
+    return true
+  }
+
+  async releaseLease(name: string, owner: string) {
+    if (this.#leases.get(name)?.owner === owner) this.#leases.delete(name)
   }
 }
