@@ -2,7 +2,11 @@ import { test } from '@japa/runner'
 import ConsolePrune from '../../commands/console_prune.ts'
 import { resolveConsoleConfig } from '../../src/console/define_config.ts'
 import { entryId } from '../../src/console/ids.ts'
-import { PRUNE_LEASE, PruneScheduler } from '../../src/console/retention/schedule.ts'
+import {
+  PRUNE_LEASE,
+  PRUNED_THIS_CYCLE,
+  PruneScheduler,
+} from '../../src/console/retention/schedule.ts'
 import { LucidConsoleStore } from '../../src/console/stores/lucid.ts'
 import type { ConsoleConfig, ConsoleEntry, EntryType } from '../../src/console/types.ts'
 import { createDatabase } from '../helpers.ts'
@@ -88,6 +92,33 @@ test.group('Console retention: the prune lock', () => {
     assert.deepEqual(await app.remaining(), ['new'])
     // the lock was given back: the next prune runs (and finds nothing left)
     assert.deepEqual(await others[0].prune(), {})
+  })
+
+  test('a fleet prunes once per interval: after one instance prunes, the others skip that cycle', async ({
+    assert,
+  }) => {
+    const app = await retentionApp({ prune: { after: '1h', intervalMs: 60_000 } }, [
+      entry('request', 3 * HOUR, 'old'),
+    ])
+    const other = new PruneScheduler(
+      new LucidConsoleStore(await createDatabase(), undefined, { writerThread: false }),
+      app.manager.config.prune
+    )
+    assert.deepEqual(await app.manager.pruner.prune(undefined, true), { request: 1, rollups: 1 })
+    const lease = await app.db.connection().from('console_leases').first()
+    assert.equal(lease.owner, PRUNED_THIS_CYCLE)
+    await app.manager.store.write([entry('request', 2 * HOUR, 'older than an hour')])
+    // the other instance's timer fires within the same interval: its prune skips
+    await assert.rejects(() => other.prune(undefined, true), /Another process is pruning/)
+    assert.deepEqual(await app.remaining(), ['older than an hour'])
+    // asked for by hand (console:prune, POST /prune), a prune still runs
+    assert.deepEqual(await other.prune(), { request: 1, rollups: 1 })
+    // once the interval is over, the next scheduled prune runs again
+    await app.db
+      .connection()
+      .from('console_leases')
+      .update({ expires_at: Date.now() - 1 })
+    assert.deepEqual(await other.prune(undefined, true), {})
   })
 
   test('ten instances racing for a free lease: exactly one gets it', async ({ assert }) => {

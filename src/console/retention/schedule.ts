@@ -3,31 +3,29 @@ import type { Logger } from '@adonisjs/core/logger'
 import debug from '../debug.ts'
 import { ConsolePruneBusyException } from '../errors.ts'
 import type { ConsoleStore, PruneResult } from '../stores/contract.ts'
-import type { PruneLock, ResolvedPrune } from '../types.ts'
+import type { ResolvedPrune } from '../types.ts'
 import { pruneEntries } from './pruner.ts'
 
 /** The one lease name every instance's prune takes */
 export const PRUNE_LEASE = 'console:prune'
+/**
+ * The owner a finished prune leaves on the lease until the cycle ends: the
+ * other instances' scheduled prunes skip that cycle, a prune asked for by
+ * hand may still take it
+ */
+export const PRUNED_THIS_CYCLE = 'pruned'
 
-/** The default prune lock: a lease row in the console's own storage */
-export function storageLock(store: ConsoleStore): PruneLock {
-  return {
-    async acquire(name, ttlMs) {
-      const owner = randomUUID()
-      const taken = await store.acquireLease({ name, owner, expiresAt: Date.now() + ttlMs })
-      return taken ? () => store.releaseLease(name, owner) : null
-    },
-  }
-}
+type Release = () => Promise<void>
 
 /**
  * Runs prunes one at a time in this process, each under the prune lock so a
- * fleet prunes once per cycle, and on a timer when `prune.intervalMs` is set.
+ * fleet never prunes twice at once, and on a timer when `prune.intervalMs` is
+ * set. With the default lease row a fleet also prunes once per interval: the
+ * instance that pruned leaves the row marked until the interval ends.
  */
 export class PruneScheduler {
   #store: ConsoleStore
   #options: ResolvedPrune
-  #lock?: PruneLock
   #logger?: Logger
   #timer?: NodeJS.Timeout
   #running?: Promise<PruneResult>
@@ -38,37 +36,54 @@ export class PruneScheduler {
     this.#store = store
     this.#options = options
     this.#logger = logger
-    this.#lock =
-      options.lock === 'storage'
-        ? storageLock(store)
-        : options.lock === false
-          ? undefined
-          : options.lock
   }
 
   /**
    * One prune under the lock; `E_CONSOLE_PRUNE_BUSY` when another process (or
-   * this one) is pruning.
+   * this one) is pruning. `scheduled` prunes also skip a cycle another
+   * instance has pruned already.
    */
-  prune(now?: number): Promise<PruneResult> {
+  prune(now?: number, scheduled = false): Promise<PruneResult> {
     if (this.#running) return Promise.reject(new ConsolePruneBusyException())
-    const run = this.#underLock(now).finally(() => {
+    const run = this.#underLock(now, scheduled).finally(() => {
       this.#running = undefined
     })
     this.#running = run
     return run
   }
 
-  async #underLock(now?: number) {
-    const release = this.#lock
-      ? await this.#lock.acquire(PRUNE_LEASE, this.#options.lockTtlMs)
-      : undefined
+  async #underLock(now: number | undefined, scheduled: boolean) {
+    const release = await this.#acquire(scheduled)
     if (release === null) throw new ConsolePruneBusyException()
     try {
       return await pruneEntries(this.#store, this.#options, now, this.#abort.signal)
     } finally {
       await release?.()
     }
+  }
+
+  /** The lock's release, undefined with `lock: false`, or null when it is held elsewhere */
+  async #acquire(scheduled: boolean): Promise<Release | null | undefined> {
+    const { lock, lockTtlMs, intervalMs } = this.#options
+    if (lock === false) return undefined
+    if (lock !== 'storage') return lock.acquire(PRUNE_LEASE, lockTtlMs)
+    const owner = randomUUID()
+    const startedAt = Date.now()
+    const taken = await this.#store.acquireLease({
+      name: PRUNE_LEASE,
+      owner,
+      expiresAt: startedAt + lockTtlMs,
+      yieldingOwner: scheduled ? undefined : PRUNED_THIS_CYCLE,
+    })
+    if (!taken) return null
+    return () =>
+      this.#store.releaseLease(
+        PRUNE_LEASE,
+        owner,
+        intervalMs === undefined
+          ? undefined
+          : { owner: PRUNED_THIS_CYCLE, expiresAt: startedAt + intervalMs }
+      )
   }
 
   /** Prunes every `intervalMs` without keeping the process alive; the first after one interval */
@@ -81,7 +96,7 @@ export class PruneScheduler {
 
   async #tick() {
     try {
-      const deleted = await this.prune()
+      const deleted = await this.prune(undefined, true)
       debug('scheduled prune: %o', deleted)
     } catch (error) {
       if (error instanceof ConsolePruneBusyException) {

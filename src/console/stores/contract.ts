@@ -48,6 +48,8 @@ export interface Lease {
   name: string
   owner: string
   expiresAt: number
+  /** An owner whose lease may be taken before it expires */
+  yieldingOwner?: string
 }
 
 /** Where a store writes, for `console:doctor` */
@@ -100,11 +102,18 @@ export interface ConsoleStore {
   deleteEntries(ids: string[]): Promise<number>
   /**
    * Takes the lease `name` for `owner` until `expiresAt` (Unix ms) when it is
-   * free or expired; false when another owner holds it
+   * free, expired or held by `yieldingOwner`; false when another owner holds it
    */
   acquireLease(lease: Lease): Promise<boolean>
-  /** Gives the lease back, if `owner` still holds it */
-  releaseLease(name: string, owner: string): Promise<void>
+  /**
+   * Gives the lease back if `owner` still holds it: deletes it, or hands it
+   * to `handOver` (an owner and an expiry)
+   */
+  releaseLease(
+    name: string,
+    owner: string,
+    handOver?: { owner: string; expiresAt: number }
+  ): Promise<void>
   close?(): Promise<void>
   /** What `console:doctor` prints about this store */
   describe?(): Promise<StoreDescription>

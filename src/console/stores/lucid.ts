@@ -265,7 +265,7 @@ export class LucidConsoleStore implements ConsoleStore {
     return acquireLease(this.#client(), lease)
   }
 
-  releaseLease(name: string, owner: string) {
-    return releaseLease(this.#client(), name, owner)
+  releaseLease(name: string, owner: string, handOver?: { owner: string; expiresAt: number }) {
+    return releaseLease(this.#client(), name, owner, handOver)
   }
 }

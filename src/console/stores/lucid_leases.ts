@@ -9,7 +9,7 @@ function affectedRows(result: unknown) {
 }
 
 /**
- * Takes a lease row: an expired one (or one this owner holds) by a
+ * Takes a lease row: an expired one (or one this owner or the yielding owner holds) by a
  * conditional update, a missing one by an insert that ignores a conflict;
  * then the row says who won. Of many processes racing, the database lets one
  * update or insert win, and every one of them reads the same owner.
@@ -19,7 +19,10 @@ export async function acquireLease(client: QueryClientContract, lease: Lease, no
     const updated = await client
       .from(LEASES_TABLE)
       .where('name', lease.name)
-      .where((query) => query.where('expires_at', '<=', now).orWhere('owner', lease.owner))
+      .where((query) => {
+        query.where('expires_at', '<=', now).orWhere('owner', lease.owner)
+        if (lease.yieldingOwner) query.orWhere('owner', lease.yieldingOwner)
+      })
       .update({ owner: lease.owner, expires_at: lease.expiresAt })
     if (affectedRows(updated) === 0) {
       await client
@@ -38,6 +41,13 @@ export async function acquireLease(client: QueryClientContract, lease: Lease, no
   }
 }
 
-export async function releaseLease(client: QueryClientContract, name: string, owner: string) {
-  await client.from(LEASES_TABLE).where({ name, owner }).delete()
+export async function releaseLease(
+  client: QueryClientContract,
+  name: string,
+  owner: string,
+  handOver?: { owner: string; expiresAt: number }
+) {
+  const held = client.from(LEASES_TABLE).where({ name, owner })
+  if (handOver) await held.update({ owner: handOver.owner, expires_at: handOver.expiresAt })
+  else await held.delete()
 }

@@ -121,14 +121,18 @@ export class MemoryConsoleStore implements ConsoleStore {
     return deleted
   }
 
-  async acquireLease({ name, owner, expiresAt }: Lease) {
+  async acquireLease({ name, owner, expiresAt, yieldingOwner }: Lease) {
     const held = this.#leases.get(name)
-    if (held && held.owner !== owner && held.expiresAt > Date.now()) return false
+    const free =
+      !held || held.owner === owner || held.owner === yieldingOwner || held.expiresAt <= Date.now()
+    if (!free) return false
     this.#leases.set(name, { owner, expiresAt })
     return true
   }
 
-  async releaseLease(name: string, owner: string) {
-    if (this.#leases.get(name)?.owner === owner) this.#leases.delete(name)
+  async releaseLease(name: string, owner: string, handOver?: { owner: string; expiresAt: number }) {
+    if (this.#leases.get(name)?.owner !== owner) return
+    if (handOver) this.#leases.set(name, handOver)
+    else this.#leases.delete(name)
   }
 }
