@@ -38,7 +38,7 @@ export default class ConsoleDoctor extends BaseCommand {
       `  dashboardAuth: ${gates.dashboardAuth ? `modes ${gates.dashboardAuth.modes.join(', ')}, ttl ${duration(gates.dashboardAuth.ttlMs)}` : 'not set'}`,
       `  authorizer: ${yesNo(gates.authorizer)}; authorizeAction: ${yesNo(gates.authorizeAction)}; mcp: ${gates.mcp}`,
       `  client errors endpoint: ${gates.clientErrors.enabled ? `on (${gates.clientErrors.maxBodyBytes} bytes, ${gates.clientErrors.perMinute}/min, burst ${gates.clientErrors.burst})` : 'off'}`,
-      `Storage: ${storage.driver}${storage.connection ? `, connection ${storage.connection}` : ''}${storage.client ? ` (${storage.client})` : ''}${storage.file ? `, file ${storage.file}` : ''}${storage.threaded ? ', writer thread' : ''}; ${storage.ready ? 'ready' : 'NOT READY'}${storage.rollups === false ? '; NO ROLLUPS TABLE' : ''}${storage.search === false ? '; NO SEARCH INDEX' : ''}`,
+      `Storage: ${storage.driver}${storage.connection ? `, connection ${storage.connection}` : ''}${storage.client ? ` (${storage.client})` : ''}${storage.file ? `, file ${storage.file}` : ''}${storage.threaded ? ', writer thread' : ''}; ${storage.ready ? 'ready' : 'NOT READY'}${storage.rollups === false ? '; NO ROLLUPS TABLE' : ''}${storage.search === false ? '; NO SEARCH INDEX' : ''}${storage.leases === false ? '; NO LEASES TABLE' : ''}`,
       `Retention: after ${retention.afterMs === null ? 'never' : duration(retention.afterMs)}` +
         Object.entries(retention.perTypeMs)
           .map(([type, ms]) => `, ${type} after ${duration(ms)}`)
@@ -48,7 +48,9 @@ export default class ConsoleDoctor extends BaseCommand {
           .join('') +
         (retention.rollupsAfterMs === null
           ? ''
-          : `, rollups after ${duration(retention.rollupsAfterMs)}`),
+          : `, rollups after ${duration(retention.rollupsAfterMs)}`) +
+        `; ${retention.intervalMs === null ? 'no scheduled prune' : `pruned every ${duration(retention.intervalMs)}`}, lock ${retention.lock}` +
+        (retention.archived.length ? `; archived first: ${retention.archived.join(', ')}` : ''),
       `Recorder: ${recorder.enabled ? 'enabled' : 'disabled'}, ${recorder.state} in this process; sampling ${JSON.stringify(recorder.sampling)}; overload protection ${recorder.overloadProtection ? `${recorder.overloadProtection.maxEventLoopLagMs} ms p99` : 'off'}`,
       `Watchers: ${report.watchers
         .map((watcher) =>

@@ -36,6 +36,12 @@ export interface DoctorReport {
     maxRows: Record<string, number>
     /** Age of the rollup rows pruned; the request cutoff when null */
     rollupsAfterMs: number | null
+    /** ms between each instance's prunes; null when only the command and the API prune */
+    intervalMs: number | null
+    /** `lease row`, `custom` or `off` */
+    lock: string
+    /** The types handed to `archive.sink` before they are deleted */
+    archived: string[]
   }
   recorder: {
     enabled: boolean
@@ -91,6 +97,11 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
   if (storage.ready && storage.search === false) {
     problems.push(
       'storage: the console_entries_search migration has not run, so search answers 503: run "node ace configure adonis-atrium" to publish it, then "node ace migration:run"'
+    )
+  }
+  if (storage.ready && storage.leases === false && config.prune.lock === 'storage') {
+    problems.push(
+      'storage: table "console_leases" is missing, so every prune fails: run "node ace configure adonis-atrium" to publish the console_leases migration, then "node ace migration:run" (or set prune.lock to false)'
     )
   }
   if (storage.driver === 'memory' && app.inProduction) {
@@ -170,6 +181,9 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
       perTypeMs: prune.perType as Record<string, number>,
       maxRows: prune.maxRows as Record<string, number>,
       rollupsAfterMs: prune.rollupsAfter ?? null,
+      intervalMs: prune.intervalMs ?? null,
+      lock: prune.lock === 'storage' ? 'lease row' : prune.lock === false ? 'off' : 'custom',
+      archived: prune.archive?.types ?? [],
     },
     recorder: {
       enabled: config.enabled,

@@ -131,7 +131,7 @@ test.group('console:doctor', () => {
     assert.include(printed, 'authorizer: not set; authorizeAction: set; mcp: off')
     assert.include(printed, 'Storage: database, connection ')
     assert.include(printed, '; ready')
-    assert.include(printed, 'Retention: after 24h, query after 6h')
+    assert.include(printed, 'Retention: after 24h, query after 6h; pruned every 5m, lock lease row')
     assert.include(printed, 'Watchers: requests, exceptions')
     assert.include(printed, 'No problem found')
 
@@ -143,6 +143,8 @@ test.group('console:doctor', () => {
     assert.isTrue(report.storage.ready)
     assert.equal(report.storage.driver, 'database')
     assert.equal(report.retention.afterMs, 24 * 3600_000)
+    assert.equal(report.retention.intervalMs, 300_000)
+    assert.deepEqual(report.retention.archived, [])
     assert.equal(report.recorder.state, 'running')
     if (process.env.DB === undefined || process.env.DB === 'sqlite') {
       assert.match(report.storage.file, /\.sqlite3?$|\.db$/)
@@ -162,21 +164,24 @@ test.group('console:doctor', () => {
     assert.isFalse(json.storage.ready)
   })
 
-  test('a missing rollups table or search migration exits 1 naming what to run', async ({
+  test('a missing rollups or leases table or search migration exits 1 naming what to run', async ({
     assert,
   }) => {
     const app = await consoleApp()
     await runStub(app.db, 'console_entries_search', 'down')
     await app.db.connection().schema.dropTable('console_rollups')
+    await app.db.connection().schema.dropTable('console_leases')
     const { exitCode, stdout } = await run(app.app, ConsoleDoctor, ['--json'])
     assert.equal(exitCode, 1)
     const report = JSON.parse(stdout[0])
     assert.isTrue(report.storage.ready)
     assert.isFalse(report.storage.rollups)
     assert.isFalse(report.storage.search)
-    assert.lengthOf(report.problems, 2)
+    assert.isFalse(report.storage.leases)
+    assert.lengthOf(report.problems, 3)
     assert.include(report.problems[0], 'table "console_rollups" is missing')
     assert.include(report.problems[1], 'the console_entries_search migration has not run')
+    assert.include(report.problems[2], 'table "console_leases" is missing, so every prune fails')
   })
 
   test('production without authorizer exits 1; a watcher whose package is missing is named', async ({

@@ -68,6 +68,8 @@ export interface StoreDescription {
   problem?: string
   /** False when `console_rollups` is missing: entries are written, the health page has no traffic */
   rollups?: boolean
+  /** False when `console_leases` is missing: prunes under the default lock fail */
+  leases?: boolean
   /** False when the console_entries_search migration has not run: search answers 503 */
   search?: boolean
 }

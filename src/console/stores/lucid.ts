@@ -5,7 +5,7 @@ import { SqliteWriter } from './sqlite_writer.ts'
 import { addRollups, deleteRollupsBefore, readRollups, ROLLUPS_TABLE } from './lucid_rollups.ts'
 import { rollupsOf } from '../rollups/route_minute.ts'
 import { hasSearchIndex, searchUnavailable, whereSummaryHas } from './lucid_search.ts'
-import { acquireLease, releaseLease } from './lucid_leases.ts'
+import { acquireLease, LEASES_TABLE, releaseLease } from './lucid_leases.ts'
 import debug from '../debug.ts'
 import { retryingTransaction } from '../../shared/transactions.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
@@ -170,6 +170,7 @@ export class LucidConsoleStore implements ConsoleStore {
       }
       description.rollups = await this.#client().schema.hasTable(ROLLUPS_TABLE)
       description.search = await hasSearchIndex(this.#client())
+      description.leases = await this.#client().schema.hasTable(LEASES_TABLE)
     } catch (error) {
       description.problem = `connection "${connection}" failed: ${(error as Error).message}`
     }
