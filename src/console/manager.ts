@@ -15,6 +15,7 @@ import { CacheWatcher } from './watchers/cache_watcher.ts'
 import { ExceptionWatcher } from './watchers/exception_watcher.ts'
 import { FeatureWatcher } from './watchers/feature_watcher.ts'
 import { HttpClientWatcher } from './watchers/http_client_watcher.ts'
+import { JobsWatcher } from './watchers/jobs_watcher.ts'
 import { LogWatcher } from './watchers/log_watcher.ts'
 import { MailWatcher } from './watchers/mail_watcher.ts'
 import { QueryWatcher } from './watchers/query_watcher.ts'
@@ -170,7 +171,7 @@ export class ConsoleManager {
     this.liveTail = liveTail
   }
 
-  /** The watchers of optional packages: Bentocache, Redis, mail */
+  /** The watchers of optional packages: Bentocache, Redis, mail, queue */
   async #startIntegration(name: string, options: Record<string, unknown>) {
     const container = this.#app.container
     if (name === 'cache') {
@@ -195,6 +196,15 @@ export class ConsoleManager {
       const mail = new MailWatcher(this.config, this.recorder, options)
       mail.install((await container.make('emitter')) as any)
       this.#others.push(mail)
+    } else if (name === 'jobs') {
+      // the channels' owner, which @adonisjs/queue re-exports (a separate peer under pnpm)
+      const { tracingChannels } = await importOptional<typeof import('@boringnode/queue')>(
+        '@boringnode/queue',
+        'watchers.jobs() in config/console.ts'
+      )
+      const jobs = new JobsWatcher(this.config, this.recorder, options)
+      jobs.install(tracingChannels)
+      this.#others.push(jobs)
     }
   }
 

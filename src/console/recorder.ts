@@ -105,13 +105,17 @@ export class ConsoleRecorder {
 
   /**
    * Ends a batch: a failing one (an exception, a 5xx, a slow request) is
-   * always kept, any other is kept with the `request` sampling fraction.
+   * always kept, any other is kept with the sampling fraction of `sampledAs`
+   * (`request`, or `job` for a job's execution).
    * Queries repeated with the same SQL and bindings are marked duplicates.
    */
-  commit(batch: RecordingBatch, options: { failing?: boolean } = {}) {
+  commit(
+    batch: RecordingBatch,
+    options: { failing?: boolean; sampledAs?: 'request' | 'job' } = {}
+  ) {
     if (batch.ignored || batch.entries.length === 0 || this.paused) return
-    const keep =
-      batch.failing || options.failing || Math.random() < (this.#config.sampling.request ?? 1)
+    const fraction = this.#config.sampling[options.sampledAs ?? 'request'] ?? 1
+    const keep = batch.failing || options.failing || Math.random() < fraction
     if (!keep) {
       debug('batch %s sampled out (%d entries)', batch.id, batch.entries.length)
       return

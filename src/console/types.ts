@@ -18,6 +18,7 @@ export const ENTRY_TYPES = [
   'cache',
   'redis',
   'mail',
+  'job',
   'client_error',
   'cpu_profile',
 ] as const

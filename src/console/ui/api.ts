@@ -14,6 +14,7 @@ export type EntryType =
   | 'cache'
   | 'redis'
   | 'mail'
+  | 'job'
   | 'client_error'
   | 'cpu_profile'
 

@@ -109,6 +109,21 @@ function TypeDetail(props: { entry: Entry }) {
           <Block title="Context" value={content.context} />
         </>
       )
+    case 'job':
+      return (
+        <>
+          <dl className="fields">
+            <Field label="Job">{text(content.name)}</Field>
+            <Field label="Queue">{text(content.queue)}</Field>
+            <Field label="Status">{text(content.status ?? content.kind)}</Field>
+            <Field label="Attempt">{text(content.attempt)}</Field>
+            <Field label="Duration">{duration(entry.durationMs)}</Field>
+            <Field label="Error">{text(content.error)}</Field>
+            <Field label="Next retry">{text(content.nextRetryAt)}</Field>
+          </dl>
+          <Block title="Stack" value={content.stack} />
+        </>
+      )
     case 'cpu_profile':
       return <CpuProfileDetail entry={entry} />
     default:

@@ -30,6 +30,7 @@ export const LIST_SCREENS: ListScreen[] = [
   { path: 'mail', label: 'Mail', type: 'mail', filters: ['tag'] },
   { path: 'cache', label: 'Cache', type: 'cache', filters: ['slow', 'tag'] },
   { path: 'redis', label: 'Redis', type: 'redis', filters: ['slow', 'tag'] },
+  { path: 'jobs', label: 'Jobs', type: 'job', filters: ['slow', 'tag'] },
   { path: 'client-errors', label: 'Client errors', type: 'client_error', filters: ['tag'] },
   { path: 'cpu-profiles', label: 'CPU profiles', type: 'cpu_profile', filters: ['tag'] },
 ]

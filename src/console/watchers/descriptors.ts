@@ -87,4 +87,21 @@ export const watchers = {
   mail(options: { bodies?: boolean } = {}): WatcherDescriptor {
     return { name: 'mail', package: '@adonisjs/mail', options: { bodies: options.bodies === true } }
   },
+  /**
+   * `@adonisjs/queue` jobs, from the `@boringnode/queue` tracing channels: one
+   * entry per dispatch (in the dispatching request's batch) and one per
+   * execution (in a batch of its own) with status, attempt, duration and
+   * error; `slowMs` (1000) marks slow ones. Payloads only with `payloads: true`,
+   * redacted and bounded.
+   */
+  jobs(options: { slowMs?: number; payloads?: boolean } = {}): WatcherDescriptor {
+    return {
+      name: 'jobs',
+      package: '@adonisjs/queue',
+      options: {
+        slowMs: positiveInteger(options.slowMs, 'watchers.jobs.slowMs', 1000),
+        payloads: options.payloads === true,
+      },
+    }
+  },
 }

@@ -5,7 +5,8 @@ import type { ResolvedConsoleConfig } from '../types.ts'
 import { batchOf } from './request_watcher.ts'
 
 const ORIGINAL_REPORT = Symbol.for('atrium.console.originalReport')
-const MAX_STACK_LINES = 50
+/** Lines of a stack kept in an entry */
+export const MAX_STACK_LINES = 50
 
 let active: ExceptionWatcher | undefined
 
