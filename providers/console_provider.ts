@@ -11,7 +11,8 @@ declare module '@adonisjs/core/types' {
 /**
  * Registers the console manager; in the web and test environments mounts the
  * page and the API, registers the request watcher as server middleware and
- * installs the watchers. Flushes buffered entries on shutdown.
+ * installs the watchers; in `node ace queue:work` records jobs. Flushes
+ * buffered entries on shutdown.
  */
 export default class ConsoleProvider {
   #manager?: ConsoleManager
@@ -43,6 +44,7 @@ export default class ConsoleProvider {
   async boot() {
     const config = await this.#config()
     const environment = this.app.getEnvironment()
+    if (environment === 'console') return this.#recordQueueWorker(config)
     if (!config.enabled || (environment !== 'web' && environment !== 'test')) return
 
     const manager = await this.app.container.make('atrium.console')
@@ -68,6 +70,25 @@ export default class ConsoleProvider {
     const logger = await this.app.container.make('logger')
     logger.info(manager.gates.describe())
     await manager.start()
+  }
+
+  /**
+   * `node ace queue:work` runs in the console environment, where nothing else
+   * records: with `watchers.jobs()` configured, the worker records the jobs it
+   * runs and what they do (queries, logs, outgoing HTTP), flushed on shutdown.
+   * Every other command records nothing.
+   */
+  async #recordQueueWorker(config: ResolvedConsoleConfig) {
+    const recordsJobs = config.watchers.some((watcher) => watcher.name === 'jobs')
+    if (!config.enabled || !recordsJobs || !this.app.container.hasBinding('ace')) return
+    const ace = await this.app.container.make('ace')
+    ace.executing(async (command, isMainCommand) => {
+      const name = (command.constructor as { commandName?: string }).commandName
+      if (!isMainCommand || name !== 'queue:work' || this.#manager) return
+      const manager = await this.app.container.make('atrium.console')
+      this.#manager = manager
+      await manager.start({ worker: true })
+    })
   }
 
   async shutdown() {

@@ -245,6 +245,11 @@ export interface SetupAppOptions {
   routes?: (router: Router) => void | Promise<void>
   /** Skips the HTTP server, for apps that only need the container */
   http?: boolean
+  /**
+   * `console` boots the app as `node ace` does: Ace's kernel bound as `ace`
+   * before the providers boot, and no HTTP server
+   */
+  environment?: 'web' | 'console'
 }
 
 export interface TestApp {
@@ -317,18 +322,23 @@ export async function setupApp(options: SetupAppOptions = {}): Promise<TestApp> 
       },
     })
 
-  const app = ignitor.createApp('web')
+  const environment = options.environment ?? 'web'
+  const app = ignitor.createApp(environment)
   let nodeServer: Server | undefined
   let url = ''
   // an app that fails to boot still closes what it opened (database pools, servers)
   try {
     await app.init()
+    if (environment === 'console') {
+      const { Kernel } = await import('@adonisjs/core/ace')
+      app.container.bindValue('ace', new Kernel(app))
+    }
     await app.boot()
     await app.start(async () => {
       if (options.routes) {
         await options.routes(await app.container.make('router'))
       }
-      if (options.http === false) {
+      if (options.http === false || environment === 'console') {
         return
       }
       const server = await app.container.make('server')

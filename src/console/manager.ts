@@ -119,8 +119,12 @@ export class ConsoleManager {
     }
   }
 
-  /** Installs the watchers and starts the flush timer (web and test environments) */
-  async start() {
+  /**
+   * Installs the watchers and starts the flush timer (web and test
+   * environments). A `worker` (`node ace queue:work`) records without the
+   * live tail and leaves pruning to the web instances.
+   */
+  async start(options: { worker?: boolean } = {}) {
     if (this.#started || !this.config.enabled) return
     // a watcher of a package that is not installed is a boot error, not a silent gap
     for (const watcher of this.config.watchers) {
@@ -153,10 +157,10 @@ export class ConsoleManager {
         await this.#startIntegration(watcher.name, watcher.options)
       }
     }
-    if (this.liveTailAvailable) await this.#startLiveTail()
+    if (this.liveTailAvailable && !options.worker) await this.#startLiveTail()
     this.recorder.start()
     this.overload?.start()
-    this.pruner.start()
+    if (!options.worker) this.pruner.start()
   }
 
   async #startLiveTail() {

@@ -42,6 +42,8 @@ export async function consoleApp(
     /** More providers (Redis, cache, mail) and their config files */
     providers?: (() => Promise<any>)[]
     appConfig?: Record<string, unknown>
+    /** `console`: booted as `node ace` boots it (no HTTP server, Ace bound) */
+    environment?: 'web' | 'console'
   } = {}
 ) {
   const db = await createDatabase()
@@ -54,6 +56,7 @@ export async function consoleApp(
   try {
     testApp = await setupApp({
       database: true,
+      environment: options.environment,
       providers: [
         ...(options.providers ?? []),
         () => import('../../providers/console_provider.ts'),

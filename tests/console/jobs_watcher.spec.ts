@@ -5,6 +5,7 @@ import { defineConfig as queueConfig, drivers, fixedBackoff, Job, Locator } from
 import { Worker } from '@boringnode/queue'
 import { redis as redisAdapter } from '@boringnode/queue/drivers/redis_adapter'
 import type { Logger } from '@adonisjs/core/logger'
+import { BaseCommand, ListLoader } from '@adonisjs/core/ace'
 import { consoleApp } from './helpers.ts'
 import { createRedis, SERVICES } from '../helpers.ts'
 import { watchers } from '../../src/console/main.ts'
@@ -300,6 +301,76 @@ test.group('Console watchers: jobs', () => {
     )
     assert.equal(dispatch.content.error, 'Job class Unregistered not found.')
     assert.deepEqual(dispatch.tags, ['dispatch', 'failed'])
+  })
+
+  test('node ace queue:work records the jobs it runs and their logs; another command records nothing', async ({
+    assert,
+  }) => {
+    const prefix = `atrium-jobs-${randomUUID()}::`
+    createRedis(prefix)
+    const adapter = () => redisAdapter({ ...SERVICES.redis, keyPrefix: prefix })
+    /** Runs the worker until one job completes, as `queue:work` does until stopped */
+    const work = async () => {
+      const worker = new Worker({
+        default: 'redis',
+        adapters: { redis: adapter() },
+        worker: { idleDelay: 10, gracefulShutdown: false },
+      })
+      try {
+        let cycle = await worker.processCycle(['invoices'])
+        while (cycle && cycle.type !== 'completed') cycle = await worker.processCycle(['invoices'])
+      } finally {
+        await worker.stop()
+      }
+    }
+    class QueueWork extends BaseCommand {
+      static commandName = 'queue:work'
+      static options = { startApp: true }
+      async run() {
+        await work()
+      }
+    }
+    class OtherCommand extends QueueWork {
+      static commandName = 'invoices:drain'
+    }
+    const boot = async () => {
+      const app = await consoleApp({
+        environment: 'console',
+        config: {
+          watchers: [watchers.jobs(), watchers.logs()],
+          buffer: { flushIntervalMs: 60_000 },
+        },
+        providers: [() => import('@adonisjs/queue/queue_provider')],
+        appConfig: { queue: queueConfig({ default: 'redis', adapters: { redis: adapter() } }) },
+      })
+      state.logger = await app.app.container.make('logger')
+      const ace = await app.app.container.make('ace')
+      ace.addLoader(new ListLoader([QueueWork, OtherCommand]))
+      ace.ui.switchMode('raw')
+      return { ...app, ace }
+    }
+
+    const other = await boot()
+    await SendInvoice.dispatch({ invoiceId: 4, password: 'job-secret-7' }).toQueue('invoices')
+    await other.ace.handle(['invoices:drain'])
+    assert.equal(other.ace.exitCode, 0)
+    assert.lengthOf(await stored(other.manager, 'job'), 0)
+
+    const worker = await boot()
+    const { jobId } = await SendInvoice.dispatch({
+      invoiceId: 5,
+      password: 'job-secret-7',
+    }).toQueue('invoices')
+    await worker.ace.handle(['queue:work'])
+    assert.equal(worker.ace.exitCode, 0)
+    const [execution] = executions(await stored(worker.manager, 'job'))
+    assert.equal(execution.content.jobId, jobId)
+    assert.equal(execution.content.status, 'completed')
+    const logs = await stored(worker.manager, 'log')
+    assert.deepEqual(
+      logs.filter((log) => log.batchId === execution.batchId).map((log) => log.content.message),
+      ['invoice 5 sent']
+    )
   })
 
   test('nothing is recorded without watchers.jobs()', async ({ assert }) => {
