@@ -25,6 +25,8 @@ const DATABASE_FREE = [
   'tests/collaboration/client*.spec.ts',
   'tests/demo/**/*.spec.ts',
   'tests/payments/sdk_gateways_mapping.spec.ts',
+  'tests/payments/hmac_gateways_mapping.spec.ts',
+  'tests/payments/mapping*.spec.ts',
   'tests/payments/paypal.spec.ts',
   'tests/payments/configure.spec.ts',
   'tests/payments/gateway_api.spec.ts',
