@@ -71,7 +71,7 @@ export class LucidConsoleStore implements ConsoleStore {
     }
   }
 
-  /** True when flushes run on the SQLite writer thread */
+  /** True when flushes and prune deletes run on the SQLite writer thread */
   get threaded() {
     return this.#writer !== undefined
   }
@@ -143,6 +143,7 @@ export class LucidConsoleStore implements ConsoleStore {
 
   async deleteRollupsBefore(beforeMinute: number, limit: number) {
     if (!(await this.#rollupsTable())) return 0
+    if (this.#writer) return this.#writer.deleteRollupsBefore(beforeMinute, limit)
     return deleteRollupsBefore(this.#client(), beforeMinute, limit)
   }
 
@@ -228,7 +229,9 @@ export class LucidConsoleStore implements ConsoleStore {
     return row ? (row.id as string) : null
   }
 
+  /** On the SQLite writer thread when there is one: a synchronous delete would block the app */
   async deleteBelow(step: PruneStep) {
+    if (this.#writer) return this.#writer.deleteBelow(step.type, step.belowId, step.limit)
     const ids = await this.#client()
       .from(ConsoleEntryModel.table)
       .select('id')
@@ -259,6 +262,7 @@ export class LucidConsoleStore implements ConsoleStore {
 
   async deleteEntries(ids: string[]) {
     if (ids.length === 0) return 0
+    if (this.#writer) return this.#writer.deleteEntries(ids)
     return Number(await this.#client().from(ConsoleEntryModel.table).whereIn('id', ids).delete())
   }
 

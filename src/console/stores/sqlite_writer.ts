@@ -5,15 +5,33 @@ import debug from '../debug.ts'
 import type { RouteMinute } from '../rollups/route_minute.ts'
 
 interface Pending {
-  resolve(): void
+  resolve(changes: number): void
   reject(error: Error): void
 }
 
+interface Reply {
+  seq: number
+  /** Rows a delete removed */
+  changes?: number
+  error?: string
+  code?: string
+}
+
 /**
- * Runs the console's SQLite flushes on a worker thread (see
+ * Deletes of a prune, each a bounded subquery over an index (`(type, id)`,
+ * the primary key, the rollups' `minute`), as statements of the writer thread
+ */
+const DELETE_BELOW = `DELETE FROM console_entries WHERE id IN (SELECT id FROM console_entries
+  WHERE type = ? AND id < ? ORDER BY id LIMIT ?)`
+const DELETE_IDS = 'DELETE FROM console_entries WHERE id IN (SELECT value FROM json_each(?))'
+const DELETE_ROLLUPS = `DELETE FROM console_rollups WHERE id IN (SELECT id FROM console_rollups
+  WHERE minute < ? ORDER BY minute LIMIT ?)`
+
+/**
+ * Runs the console's SQLite flushes and prune deletes on a worker thread (see
  * sqlite_writer_worker.ts). The worker keeps the process alive only while a
- * flush is in flight; if it dies, pending flushes fail and the next write
- * starts a new one.
+ * message is in flight; if it dies, pending ones fail and the next starts a
+ * new worker.
  */
 export class SqliteWriter {
   #filename: string
@@ -61,28 +79,47 @@ export class SqliteWriter {
     }
     worker.on('error', fail)
     worker.on('exit', (code) => fail(new Error(`console writer thread exited with code ${code}`)))
-    worker.on('message', (reply: { seq: number; error?: string }) => {
+    worker.on('message', (reply: Reply) => {
       const pending = this.#pending.get(reply.seq)
       if (!pending) return
       this.#pending.delete(reply.seq)
       if (this.#pending.size === 0) worker.unref()
-      if (reply.error) pending.reject(new Error(reply.error))
-      else pending.resolve()
+      if (reply.error) pending.reject(Object.assign(new Error(reply.error), { code: reply.code }))
+      else pending.resolve(reply.changes ?? 0)
     })
     this.#worker = worker
     return worker
   }
 
-  /** Writes the chunks (each one JSON parameter of `sql`) and adds the rollups, in one transaction */
-  write(sql: string, chunks: string[], rollups: RouteMinute[] = []): Promise<void> {
+  #send(message: Record<string, unknown>) {
     const worker = this.#worker ?? this.#start()
     const seq = ++this.#seq
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<number>((resolve, reject) => {
       this.#pending.set(seq, { resolve, reject })
       // in flight: the process must not exit before the reply
       worker.ref()
-      worker.postMessage({ seq, sql, chunks, rollups })
+      worker.postMessage({ ...message, seq })
     })
+  }
+
+  /** Writes the chunks (each one JSON parameter of `sql`) and adds the rollups, in one transaction */
+  async write(sql: string, chunks: string[], rollups: RouteMinute[] = []): Promise<void> {
+    await this.#send({ kind: 'flush', sql, chunks, rollups })
+  }
+
+  /** Deletes at most `limit` entries of `type` with ids below `belowId`; resolves with how many */
+  deleteBelow(type: string, belowId: string, limit: number) {
+    return this.#send({ kind: 'delete', sql: DELETE_BELOW, params: [type, belowId, limit] })
+  }
+
+  /** Deletes the entries of these ids; resolves with how many there were */
+  deleteEntries(ids: string[]) {
+    return this.#send({ kind: 'delete', sql: DELETE_IDS, params: [JSON.stringify(ids)] })
+  }
+
+  /** Deletes at most `limit` rollup rows of minutes before `beforeMinute` */
+  deleteRollupsBefore(beforeMinute: number, limit: number) {
+    return this.#send({ kind: 'delete', sql: DELETE_ROLLUPS, params: [beforeMinute, limit] })
   }
 
   async close() {

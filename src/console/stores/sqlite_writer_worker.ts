@@ -1,19 +1,28 @@
 /**
  * The console's SQLite writer thread: its own better-sqlite3 connection to
- * the console's database file, so a flush (synchronous in better-sqlite3)
- * never blocks the app's event loop. Each message is one flush: its entry
- * chunks and its rollups are written in one transaction and the outcome is
- * posted back.
+ * the console's database file, so a flush or a prune's delete (synchronous in
+ * better-sqlite3) never blocks the app's event loop. Each message is one
+ * transaction: a flush writes its entry chunks and its rollups; a delete runs
+ * one bounded statement and, when the file has `auto_vacuum = INCREMENTAL`,
+ * gives the pages it freed back to the disk. The outcome is posted back.
  */
 import { createRequire } from 'node:module'
 import { parentPort, workerData } from 'node:worker_threads'
 import { addRollup, type RouteMinute } from '../rollups/route_minute.ts'
 
 interface FlushMessage {
+  kind: 'flush'
   seq: number
   sql: string
   chunks: string[]
   rollups: RouteMinute[]
+}
+
+interface DeleteMessage {
+  kind: 'delete'
+  seq: number
+  sql: string
+  params: unknown[]
 }
 
 const { driver, filename } = workerData as { driver: string; filename: string }
@@ -68,16 +77,47 @@ function addRollups(rows: RouteMinute[]) {
   }
 }
 
-parentPort!.on('message', (message: FlushMessage) => {
+/** `PRAGMA auto_vacuum` answers 2 for INCREMENTAL */
+const INCREMENTAL = 2
+const autoVacuum = db.prepare('PRAGMA auto_vacuum').pluck()
+const freePages = db.prepare('PRAGMA freelist_count').pluck()
+
+/**
+ * One delete, and with incremental auto_vacuum as many pages given back as it
+ * freed: the file shrinks by what the prune removed, never by pages the app
+ * itself left free. Without it SQLite keeps freed pages for later inserts.
+ */
+function deleteAndReclaim(message: DeleteMessage) {
+  const incremental = autoVacuum.get() === INCREMENTAL
+  const freeBefore = incremental ? (freePages.get() as number) : 0
+  const { changes } = prepared(message.sql).run(...message.params)
+  if (incremental && changes > 0) {
+    const freed = (freePages.get() as number) - freeBefore
+    // exec steps the pragma to its end (one page per step); a prepared run() would free one page
+    if (freed > 0) db.exec(`PRAGMA incremental_vacuum(${freed})`)
+  }
+  return changes
+}
+
+parentPort!.on('message', (message: FlushMessage | DeleteMessage) => {
   try {
-    const statement = prepared(message.sql)
-    // immediate: the write lock is taken up front, so another process's flush waits its turn
+    let changes = 0
+    // immediate: the write lock is taken up front, so another process's write waits its turn
     db.transaction(() => {
+      if (message.kind === 'delete') {
+        changes = deleteAndReclaim(message)
+        return
+      }
+      const statement = prepared(message.sql)
       for (const chunk of message.chunks) statement.run(chunk)
       addRollups(message.rollups)
     }).immediate()
-    parentPort!.postMessage({ seq: message.seq })
+    parentPort!.postMessage({ seq: message.seq, changes })
   } catch (error) {
-    parentPort!.postMessage({ seq: message.seq, error: String((error as Error)?.message ?? error) })
+    parentPort!.postMessage({
+      seq: message.seq,
+      error: String((error as Error)?.message ?? error),
+      code: (error as { code?: string })?.code,
+    })
   }
 })
