@@ -129,6 +129,18 @@ test.group('Payments Dodo Payments: each event, whole', () => {
     )
   })
 
+  test('a delivery missing the id its type needs is refused naming the field', ({ assert }) => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['payment.succeeded', { total_amount: 1 }, 'payment_id is missing'],
+      ['refund.succeeded', { refund_id: 'r', amount: 1 }, 'refund payment_id is missing'],
+      ['refund.succeeded', { payment_id: 'p', amount: 1 }, 'refund_id is missing'],
+      ['subscription.active', {}, 'subscription_id is missing'],
+    ]
+    for (const [type, data, message] of cases) {
+      assert.throws(() => toDodo(type, data), message)
+    }
+  })
+
   test('subscription events map as documented; others pass through', async ({ assert }) => {
     const subscription = {
       subscription_id: 'sub_01',

@@ -155,16 +155,23 @@ test.group('Payments Paddle: each event, whole', () => {
         externalReference: 'order-9',
       })
     }
-    const bare = await deliver(event('subscription.updated', { id: 'sub_02' }))
-    assert.deepEqual(bare.data, {
-      subscriptionId: 'sub_02',
-      customerId: null,
-      status: null,
-      planId: null,
-      currentPeriodEnd: null,
-      canceledAt: null,
-      externalReference: null,
-    })
+    for (const items of [undefined, [], [{}], [{ price: {} }]]) {
+      const bare = await deliver(event('subscription.updated', { id: 'sub_02', items }))
+      assert.deepEqual(bare.data, {
+        subscriptionId: 'sub_02',
+        customerId: null,
+        status: null,
+        planId: null,
+        currentPeriodEnd: null,
+        canceledAt: null,
+        externalReference: null,
+      })
+    }
+    // A transaction without totals has no amount: refused by name
+    await assert.rejects(
+      () => deliver(event('transaction.completed', { id: 'txn_02' })),
+      'amount undefined is not an integer in minor units'
+    )
   })
 
   test('an approved refund adjustment: full is payment.refunded, partial payment.updated', async ({
@@ -267,6 +274,18 @@ test.group('Payments Paddle: malformed deliveries are refused by name', () => {
     for (const [form, message] of cases) {
       await assert.rejects(() => driver.confirm(paddleRequest(body, form)), message)
     }
+  })
+
+  test('a header the SDK cannot read is refused though its own parse matches', async ({
+    assert,
+  }) => {
+    // Atrium trims the parts; the SDK reads " h1" as another key, and what it refuses is never recorded
+    const driver = new PaddleDriver({ webhookSecret: SECRET })
+    const body = JSON.stringify(event('transaction.completed', transaction()))
+    await assert.rejects(
+      () => driver.confirm(paddleRequest(body, (ts, h1) => `ts=${ts}; h1=${h1}`)),
+      'Paddle-Signature timestamp is outside the SDK tolerance (5 seconds)'
+    )
   })
 
   test('a signature older than the SDK tolerance is refused after the bytes match', async ({

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { test } from '@japa/runner'
 import { gateways } from '../../src/payments/main.ts'
 import {
@@ -45,6 +47,8 @@ test.group('Payments PayPal: certificates and the verify API', () => {
       'https://evilpaypal.com/v1/notifications/certs/CERT-1',
       'https://paypal.com@evil.example/v1/notifications/certs/CERT-1',
       'https://user:pw@api.paypal.com/v1/notifications/certs/CERT-1',
+      'https://user@api.paypal.com/v1/notifications/certs/CERT-1',
+      'https://:pw@api.paypal.com/v1/notifications/certs/CERT-1',
       'https://api.paypal.com:8443/v1/notifications/certs/CERT-1',
       'https://api.paypal.com/v1/oauth2/token',
     ]) {
@@ -323,5 +327,34 @@ test.group('Payments PayPal: what the verification cannot use is a refusal', () 
     const token = api.requests[0]
     assert.equal(token.method, 'POST')
     assert.equal(token.headers.accept, 'application/json')
+  })
+})
+
+test.group('Payments PayPal: redirects', () => {
+  test('a certificate URL that redirects is refused, never followed', async ({
+    assert,
+    cleanup,
+  }) => {
+    const host = await paypalCertificateHost()
+    const target = host.serve('CERT-target', PAYPAL_CERT.certificate)
+    const redirecting = createServer((_request, response) => {
+      response.writeHead(302, { location: target })
+      response.end()
+    })
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve))
+    cleanup(
+      () =>
+        new Promise<void>((resolve) => {
+          redirecting.close(() => resolve())
+          redirecting.closeAllConnections()
+        })
+    )
+    const origin = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`
+    const store = new PayPalCertificateStore({ testOrigin: origin })
+    await assert.rejects(
+      () => store.publicKey(`${origin}/v1/notifications/certs/CERT-moved`),
+      'the PayPal certificate could not be fetched'
+    )
+    assert.lengthOf(host.hits, 0)
   })
 })

@@ -128,6 +128,7 @@ test.group('Payments PayPal: each event, whole', () => {
       custom_id: 'order-1',
       links: [
         'junk',
+        null,
         { rel: 'self', href: 'https://api.paypal.com/v2/payments/refunds/REF01' },
         { rel: 'up', href: 'https://api.paypal.com/v2/payments/captures/CAP01?x=1' },
       ],
@@ -338,6 +339,14 @@ test.group('Payments PayPal: malformed transmissions are refused by name', () =>
         'capture id is missing',
       ],
       [
+        {
+          id: 'WH',
+          event_type: 'PAYMENT.CAPTURE.REFUNDED',
+          resource: { links: [{ rel: 'up', href: '/v2/payments/captures/C1' }] },
+        },
+        'refund id is missing',
+      ],
+      [
         { id: 'WH', event_type: 'PAYMENT.CAPTURE.COMPLETED', resource: { id: 'C', amount: {} } },
         'currency_code is missing',
       ],
@@ -376,6 +385,8 @@ test.group('Payments PayPal: malformed transmissions are refused by name', () =>
     assert.equal(token.headers['content-type'], 'application/x-www-form-urlencoded')
     assert.equal(check.url, '/v1/notifications/verify-webhook-signature')
     assert.equal(check.headers.authorization, 'Bearer A21')
+    assert.equal(check.headers['content-type'], 'application/json')
+    assert.equal(check.headers.accept, 'application/json')
     assert.deepEqual(check.body, {
       auth_algo: 'SHA256withRSA',
       cert_url: certUrl,
@@ -389,6 +400,11 @@ test.group('Payments PayPal: malformed transmissions are refused by name', () =>
     await assert.rejects(
       () => driver.confirm(transmission(certUrl, body)),
       'PayPal verify-webhook-signature answered 500'
+    )
+    answer = { body: null }
+    await assert.rejects(
+      () => driver.confirm(transmission(certUrl, body)),
+      'PayPal verify-webhook-signature did not confirm the delivery'
     )
     answer = { body: 'not an object' }
     await assert.rejects(

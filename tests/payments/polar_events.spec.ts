@@ -160,4 +160,16 @@ test.group('Payments Polar: each event, whole', () => {
     const passthrough = toPolar('Checkout.Created', { id: 'chk_1' })
     assert.deepEqual([passthrough.type, passthrough.data], ['checkout.created', { id: 'chk_1' }])
   })
+
+  test('a delivery missing the id its type needs is refused naming the field', ({ assert }) => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['order.refunded', { total_amount: 1 }, 'order id is missing'],
+      ['refund.created', { id: 'r', amount: 1, status: 'succeeded' }, 'refund order_id is missing'],
+      ['refund.updated', { order_id: 'o', amount: 1, status: 'succeeded' }, 'refund id is missing'],
+      ['subscription.updated', {}, 'subscription id is missing'],
+    ]
+    for (const [type, data, message] of cases) {
+      assert.throws(() => toPolar(type, data), message)
+    }
+  })
 })
