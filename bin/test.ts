@@ -27,6 +27,8 @@ const DATABASE_FREE = [
   'tests/payments/sdk_gateways_mapping.spec.ts',
   'tests/payments/hmac_gateways_mapping.spec.ts',
   'tests/payments/mapping*.spec.ts',
+  'tests/payments/*_events.spec.ts',
+  'tests/payments/mercadopago_verification.spec.ts',
   'tests/payments/paypal.spec.ts',
   'tests/payments/configure.spec.ts',
   'tests/payments/gateway_api.spec.ts',

@@ -107,4 +107,24 @@ test.group('Payments | gateway API calls', () => {
       /ECONNREFUSED/
     )
   })
+
+  test('a call asks for JSON, keeps its query string, and speaks only http and https', async ({
+    assert,
+    cleanup,
+  }) => {
+    const seen: string[] = []
+    const server = await api((request, response) => {
+      seen.push(`${request.method} ${request.url} ${request.headers.accept}`)
+      response.writeHead(200)
+      response.end('{}')
+    })
+    cleanup(server.close)
+    await callGatewayApi(`${server.url}/v1/payments/1?fields=id`, { timeoutMs: 5000 })
+    assert.deepEqual(seen, ['GET /v1/payments/1?fields=id application/json'])
+    await assert.rejects(
+      () => callGatewayApi('ftp://127.0.0.1/v1/payments/1', { timeoutMs: 5000 }),
+      'Unsupported protocol in ftp://127.0.0.1'
+    )
+    assert.lengthOf(seen, 1)
+  })
 })

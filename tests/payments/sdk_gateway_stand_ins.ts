@@ -9,14 +9,18 @@ import type { StandInRequest } from './stand_ins.ts'
  * A self-signed RSA certificate and its key, made by `openssl` as PayPal's
  * signing certificate would be (its CN is the one PayPal's certificates carry).
  */
-export function makeCertificate(days = 2, commonName = 'messageverificationcerts.paypal.com') {
+export function makeCertificate(
+  days = 2,
+  commonName = 'messageverificationcerts.paypal.com',
+  keyType = 'rsa:2048'
+) {
   const out = execFileSync(
     'openssl',
     [
       'req',
       '-x509',
       '-newkey',
-      'rsa:2048',
+      keyType,
       '-nodes',
       '-keyout',
       '-',
