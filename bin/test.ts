@@ -18,6 +18,7 @@ const DATABASE_FREE = [
   'tests/collaboration/browser.spec.ts',
   'tests/collaboration/hosted_worker.spec.ts',
   'tests/pagination/cursor_edges.spec.ts',
+  'tests/pagination/input_rules.spec.ts',
   'tests/payments/driver_verification.spec.ts',
   'tests/payments/payment_transitions.spec.ts',
   'tests/payments/dispute_subscription_transitions.spec.ts',
