@@ -8,6 +8,8 @@ import {
   encodeCursor,
   errors,
   type FilterRunner,
+  type KeysetAdapter,
+  LucidAdapter,
   type CursorPage,
 } from '../../src/pagination/main.ts'
 import { keysetFingerprint, readCursor } from '../../src/pagination/cursor.ts'
@@ -98,6 +100,11 @@ test.group('Keyset pages on SQLite', (group) => {
       if (previous === undefined) check(!page.hasPrev && page.prevCursor === null)
       else check(page.hasPrev && page.prevCursor === page.startCursor)
       check(page.items.length <= size)
+      // The helper columns holding the database's date text never reach the caller
+      for (const row of page.items as any[]) {
+        const keys = [...Object.keys(row), ...Object.keys(row.$extras ?? {})]
+        check(!keys.some((key) => key.startsWith('__atrium')))
+      }
       if (!page.hasNext) {
         check(page.nextCursor === null)
         break
@@ -154,6 +161,47 @@ test.group('Keyset pages on SQLite', (group) => {
       ctx.assert.deepEqual(plain.backward, all)
     })
   }
+
+  test('an adapter without combined reads walks segment by segment, each only while the page is short', async ({
+    assert,
+  }) => {
+    const lucid = new LucidAdapter()
+    let statements = 0
+    const separate: KeysetAdapter = {
+      getResult: (query) => {
+        statements++
+        return lucid.getResult(query)
+      },
+      getPrimaryKey: (query) => lucid.getPrimaryKey(query),
+      applyKeysetPagination: (query, keyset, segment) =>
+        lucid.applyKeysetPagination(query, keyset, segment),
+      applyKeysetOrderAndLimit: (query, keyset, limit, segment) =>
+        lucid.applyKeysetOrderAndLimit(query, keyset, limit, segment),
+    }
+    const runner = items.with({ adapter: separate })
+    for (const [sort, order] of SORTS) {
+      const { forward, backward } = await walk(runner, () => Item.query(), { sort }, 4)
+      assert.deepEqual(forward, await expected(order), sort)
+      assert.deepEqual(backward, await expected(order), sort)
+    }
+    // The tie fills the page: the segment beyond it is never read
+    const all = await expected('status asc, amount desc, id desc')
+    const first = await runner.findPage(Item, { sort: 'status,-amount', paginate: { first: 1 } })
+    statements = 0
+    const next = await runner.findPage(Item, {
+      sort: 'status,-amount',
+      paginate: { first: 1, after: first.endCursor! },
+    })
+    assert.deepEqual(ids(next), all.slice(1, 2))
+    assert.equal(statements, 1)
+  })
+
+  test('a lead with many values and no NULLs never ends a group', async ({ assert }) => {
+    for (let size = 1; size <= 10; size++) {
+      const page = await items.findPage(Item, { sort: '-amount', paginate: { first: size } })
+      assert.isUndefined(readCursor(page.endCursor)?.segmentEnd)
+    }
+  })
 
   test('a filtered walk keeps the filter on every page', async ({ assert }) => {
     const all = await expected('amount desc, id desc', 'where amount >= 20')
@@ -360,6 +408,13 @@ test.group('Keyset pages on SQLite', (group) => {
       { withTotal: true }
     )
     assert.equal(page.total, Number(total))
+    const table = defineFilters({ table: 'items' }, items.definition).with({ config })
+    const plain = await table.findPage(
+      db.from('items'),
+      { filter: { status: 'paid' }, paginate: { first: 2 } },
+      { withTotal: true }
+    )
+    assert.equal(plain.total, Number(total))
     assert.notProperty(await items.findPage(Item, {}), 'total')
   })
 })

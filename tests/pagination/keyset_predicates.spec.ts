@@ -1,8 +1,14 @@
 import { test } from '@japa/runner'
 import type { Database } from '@adonisjs/lucid/database'
+import { DateTime } from 'luxon'
+import { KeysetDate } from '../../src/pagination/cursor.ts'
 import {
+  buildKeyset,
+  extractCursorValues,
   keysetPredicate,
+  parseSort,
   planSegments,
+  stripPreciseColumns,
   reverseKeyset,
   segmentProbes,
   type SqlFragment,
@@ -281,5 +287,95 @@ test.group('Segment probes', () => {
       ),
       ['?? IS NULL AND ?? < ?']
     )
+  })
+})
+
+test.group('Keyset helpers', () => {
+  test('parseSort reads signs, spaces and lists; buildKeyset adds the primary key once', ({
+    assert,
+  }) => {
+    assert.deepEqual(parseSort(['- amount , + status', 'a+b']), [
+      { field: 'amount', direction: 'desc' },
+      { field: 'status', direction: 'asc' },
+      { field: 'a+b', direction: 'asc' },
+    ])
+    for (const empty of ['', null, undefined, [], ' , ']) assert.deepEqual(parseSort(empty), [])
+    assert.deepEqual(buildKeyset([], 'id'), [{ field: 'id', direction: 'asc' }])
+    assert.deepEqual(buildKeyset('-a,b,-a', 'id'), [
+      { field: 'a', direction: 'desc' },
+      { field: 'b', direction: 'asc' },
+      { field: 'id', direction: 'asc' },
+    ])
+    const columns = [
+      { field: 'a', direction: 'desc' as const, extra: 1 },
+      { field: 'id', direction: 'asc' as const },
+    ]
+    assert.deepEqual(buildKeyset(columns, 'id'), [
+      { field: 'a', direction: 'desc' },
+      { field: 'id', direction: 'asc' },
+    ])
+    assert.deepEqual(buildKeyset(['-a', 'b'], 'id'), [
+      { field: 'a', direction: 'desc' },
+      { field: 'b', direction: 'asc' },
+      { field: 'id', direction: 'asc' },
+    ])
+  })
+
+  test('extractCursorValues: dates keep the database text, other values pass as they are', ({
+    assert,
+  }) => {
+    const keyset = [
+      col('a', 'asc', { type: 'datetime' }),
+      col('b', 'asc'),
+      col('c', 'asc', { type: 'date' }),
+      col('id', 'asc'),
+    ]
+    const row = {
+      a: '2025-01-02 03:04:05.123456',
+      b: new Date('2025-01-01T00:00:00Z'),
+      c: 'not a date',
+      id: 12n,
+      __atrium_k1: '2025-01-01 00:00:00.000001',
+    }
+    const [a, b, c, id] = extractCursorValues(row, keyset)
+    assert.instanceOf(a, KeysetDate)
+    assert.equal((a as KeysetDate).precise, '2025-01-02 03:04:05.123456')
+    assert.equal((a as KeysetDate).toISOString(), new Date('2025-01-02T03:04:05.123').toISOString())
+    assert.equal((b as KeysetDate).precise, '2025-01-01 00:00:00.000001')
+    assert.equal(c, 'not a date')
+    assert.equal(id, '12')
+    const luxon = DateTime.fromISO('2025-05-06T07:08:09Z')
+    const [fromLuxon, fromNumber] = extractCursorValues({ a: luxon, b: 0 }, [
+      col('a', 'asc'),
+      col('b', 'asc', { type: 'datetime' }),
+    ])
+    assert.equal((fromLuxon as Date).getTime(), luxon.toMillis())
+    assert.isUndefined((fromLuxon as KeysetDate).precise)
+    assert.equal((fromNumber as Date).getTime(), 0)
+    assert.deepEqual(
+      extractCursorValues({ a: 'x', b: { c: 1 } }, [
+        col('a', 'asc', { type: 'date' }),
+        col('b', 'asc', { type: 'date' }),
+      ]),
+      ['x', { c: 1 }]
+    )
+    // A model reads its attributes by field, its extras for the precise text
+    const model = {
+      $attributes: {},
+      a: null,
+      id: 4,
+      rows: 'ignored',
+      $extras: { __atrium_k0: '2025-01-01 00:00:00.5' },
+    }
+    assert.deepEqual(extractCursorValues(model, [col('a', 'asc'), col('id', 'asc')]), [null, 4])
+    // A plain row falls back to the bare column name
+    const bare = { ...col('b', 'asc'), field: 'total', column: 'rows.b' }
+    assert.deepEqual(extractCursorValues({ b: 9 }, [bare]), [9])
+    assert.deepEqual(extractCursorValues({ b: 9 }, [{ field: 'total', direction: 'asc' }]), [null])
+    stripPreciseColumns(model, 1)
+    assert.deepEqual(model.$extras, {})
+    const plain = { id: 1, __atrium_k0: 'x', __atrium_k1: 'y', __atrium_k2: 'z' }
+    stripPreciseColumns(plain, 2)
+    assert.deepEqual(plain, { id: 1, __atrium_k2: 'z' } as any)
   })
 })

@@ -255,6 +255,31 @@ test.group('Filter runner: queries on SQLite', (group) => {
     assert.deepEqual(idsOf(counted.items), [1, 2, 3])
   })
 
+  test('a plain table pages with its own primary key as the tiebreaker', async ({ assert }) => {
+    await db.connection().schema.createTable('labels', (table) => {
+      table.string('code').primary()
+      table.integer('rank').notNullable()
+    })
+    await db
+      .table('labels')
+      .multiInsert(['d', 'a', 'c', 'e', 'b'].map((code, index) => ({ code, rank: index % 2 })))
+    const labels = defineFilters(
+      { table: 'labels', primaryKey: 'code' },
+      { sortable: ['rank'], fields: { rank: 'integer', code: 'string' } }
+    ).with({ config })
+    const seen: string[] = []
+    let after: string | undefined
+    do {
+      const page = await labels.findPage(db.from('labels'), {
+        sort: 'rank',
+        paginate: { first: 2, after },
+      })
+      seen.push(...page.items.map((row: any) => row.code))
+      after = page.hasNext ? page.endCursor! : undefined
+    } while (after)
+    assert.deepEqual(seen, ['b', 'c', 'd', 'a', 'e'])
+  })
+
   test('every statement of a page goes through onQuery', async ({ assert }) => {
     const seen: string[] = []
     const page = await tickets.findPage(
@@ -273,6 +298,16 @@ test.group('Filter runner: queries on SQLite', (group) => {
       {
         onQuery: (query) => seen.push(query.toQuery()),
       }
+    )
+    assert.isAbove(seen.length, 0)
+    // A few-valued sort reads its tie and what lies beyond it, combined or not
+    const titles = await tickets.findPage(Ticket, { sort: 'title' })
+    seen.length = 0
+    const record = { onQuery: (query: { toQuery(): string }) => seen.push(query.toQuery()) }
+    await tickets.findPage(
+      Ticket,
+      { sort: 'title', paginate: { after: titles.endCursor! } },
+      record
     )
     assert.isAbove(seen.length, 0)
   })
