@@ -18,6 +18,11 @@ const DATABASE_FREE = [
   'tests/collaboration/browser.spec.ts',
   'tests/collaboration/hosted_worker.spec.ts',
   'tests/pagination/cursor_edges.spec.ts',
+  'tests/pagination/input_rules.spec.ts',
+  // an in-memory SQLite of their own (tests/pagination/memory_database.ts), not the run's database
+  'tests/pagination/keyset_predicates.spec.ts',
+  'tests/pagination/keyset_pages.spec.ts',
+  'tests/pagination/runner_rules.spec.ts',
   'tests/payments/driver_verification.spec.ts',
   'tests/payments/payment_transitions.spec.ts',
   'tests/payments/dispute_subscription_transitions.spec.ts',

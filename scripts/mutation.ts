@@ -215,6 +215,7 @@ const GROUPS: Record<string, Group> = {
   },
   'pagination-input': {
     mutate: ['src/pagination/input.ts'],
+    nodbTests: ['tests/pagination/input_rules.spec.ts'],
     tests: [
       'tests/pagination/filter_runner.spec.ts',
       'tests/pagination/errors.spec.ts',
@@ -227,12 +228,11 @@ const GROUPS: Record<string, Group> = {
       'src/pagination/keyset_page.ts',
       'src/pagination/filter_runner.ts',
     ],
-    tests: [
-      'tests/pagination/keyset_walk.spec.ts',
-      'tests/pagination/segments.spec.ts',
-      'tests/pagination/seams.spec.ts',
-      'tests/pagination/filter_runner.spec.ts',
-      'tests/pagination/errors.spec.ts',
+    // In-memory SQLite through a bare Lucid Database: no app boot, no files
+    nodbTests: [
+      'tests/pagination/keyset_predicates.spec.ts',
+      'tests/pagination/keyset_pages.spec.ts',
+      'tests/pagination/runner_rules.spec.ts',
     ],
   },
 }

@@ -8,7 +8,6 @@ import {
   type CursorPage,
 } from '../../src/pagination/main.ts'
 import { readCursor } from '../../src/pagination/cursor.ts'
-import { keysetPredicate, segmentProbes } from '../../src/pagination/keyset.ts'
 import {
   keysetIndex,
   keysetQueryConditions,
@@ -34,102 +33,6 @@ const column = (
   direction,
   nullable: false,
   ...extra,
-})
-
-const bindAsIs = (value: unknown) => value
-
-test.group('Keyset predicates', () => {
-  test('runs of same-direction columns become one row value only when the dialect seeks with it', ({
-    assert,
-  }) => {
-    const keyset = [
-      column('status', 'asc', { few: true }),
-      column('amount', 'desc'),
-      column('id', 'desc'),
-    ]
-    const values = ['paid', 50, 7]
-    const rows = keysetPredicate(keyset, { kind: 'tie', values }, bindAsIs, { rowValues: true })
-    assert.equal(rows.sql, '?? = ? AND (??, ??) < (?, ?)')
-    assert.deepEqual(rows.bindings, ['orders.status', 'paid', 'orders.amount', 'orders.id', 50, 7])
-
-    const plain = keysetPredicate(keyset, { kind: 'tie', values }, bindAsIs)
-    assert.equal(plain.sql, '?? = ? AND ?? <= ? AND (?? < ? OR (?? = ? AND ?? < ?))')
-
-    // Mixed directions keep the leading bound; the descending tail is one row value
-    const after = keysetPredicate(keyset, { kind: 'after', values }, bindAsIs, { rowValues: true })
-    assert.equal(after.sql, '?? >= ? AND (?? > ? OR (?? = ? AND (??, ??) < (?, ?)))')
-  })
-
-  test('a nullable column or a NULL value breaks a row-value run', ({ assert }) => {
-    const keyset = [
-      column('shipped_at', 'desc', { nullable: true }),
-      column('amount', 'desc'),
-      column('id', 'desc'),
-    ]
-    const nulls = keysetPredicate(keyset, { kind: 'nullsAfter', values: [null, 5, 3] }, bindAsIs, {
-      rowValues: true,
-    })
-    // The NULL block's own order: the rest of the keyset after the NULL, as one row value
-    assert.equal(nulls.sql, '?? IS NULL AND (??, ??) < (?, ?)')
-    const middle = keysetPredicate(
-      [
-        column('amount', 'desc'),
-        column('shipped_at', 'desc', { nullable: true }),
-        column('id', 'desc'),
-      ],
-      { kind: 'after', values: [5, '2025-01-01 00:00:00', 3] },
-      bindAsIs,
-      { rowValues: true }
-    )
-    assert.equal(
-      middle.sql,
-      '?? <= ? AND (?? < ? OR (?? = ? AND ((?? < ? OR ?? IS NULL) OR (?? = ? AND ?? < ?))))'
-    )
-    const uniform = keysetPredicate(
-      [column('created_at', 'desc'), column('id', 'desc')],
-      { kind: 'after', values: ['2025-01-01 00:00:00.000001', 3] },
-      bindAsIs,
-      { rowValues: true }
-    )
-    assert.equal(uniform.sql, '(??, ??) < (?, ?)')
-  })
-})
-
-test.group('Segment probes', () => {
-  test('a segment splits into exact seeks, closest to the cursor first', ({ assert }) => {
-    const keyset = [
-      column('status', 'asc', { few: true }),
-      column('amount', 'desc'),
-      column('id', 'desc'),
-    ]
-    const probes = segmentProbes(keyset, { kind: 'tie', values: ['paid', 50, 7] }, bindAsIs)
-    assert.deepEqual(
-      probes.map(({ sql }) => sql),
-      ['?? = ? AND ?? = ? AND ?? < ?', '?? = ? AND ?? < ?']
-    )
-    assert.deepEqual(probes[0].bindings, [
-      'orders.status',
-      'paid',
-      'orders.amount',
-      50,
-      'orders.id',
-      7,
-    ])
-    // A nullable descending lead keeps its NULL block apart; nothing follows a NULL descending
-    const nullable = [column('shipped_at', 'desc', { nullable: true }), column('id', 'desc')]
-    assert.deepEqual(
-      segmentProbes(nullable, { kind: 'after', values: ['2025-01-01', 3] }, bindAsIs).map(
-        ({ sql }) => sql
-      ),
-      ['?? = ? AND ?? < ?', '?? < ?']
-    )
-    assert.deepEqual(
-      segmentProbes(nullable, { kind: 'nullsAfter', values: [null, 3] }, bindAsIs).map(
-        ({ sql }) => sql
-      ),
-      ['?? IS NULL AND ?? < ?']
-    )
-  })
 })
 
 test.group('MySQL index hints', () => {
