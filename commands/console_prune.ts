@@ -1,5 +1,6 @@
 import { BaseCommand } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { hasPruneRules } from '../src/console/retention/config.ts'
 
 /**
  * Deletes console entries older than `prune.after` (or `prune.perType`) and
@@ -15,12 +16,7 @@ export default class ConsolePrune extends BaseCommand {
   async run() {
     const manager = await this.app.container.make('atrium.console')
     const prune = manager.config.prune
-    if (
-      prune.after === undefined &&
-      prune.rollupsAfter === undefined &&
-      !Object.keys(prune.perType).length &&
-      !Object.keys(prune.maxRows).length
-    ) {
+    if (!hasPruneRules(prune)) {
       this.logger.warning(
         'Nothing to prune: set "prune.after", "prune.perType", "prune.maxRows" or "prune.rollupsAfter" in config/console.ts'
       )

@@ -1,6 +1,7 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { ConsoleManager } from './manager.ts'
 import type { StoreDescription } from './stores/contract.ts'
+import { hasPruneRules } from './retention/config.ts'
 
 /** One watcher as `console:doctor` reports it */
 export interface WatcherReport {
@@ -109,12 +110,7 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
   }
 
   const prune = config.prune
-  if (
-    prune.after === undefined &&
-    prune.rollupsAfter === undefined &&
-    !Object.keys(prune.perType).length &&
-    !Object.keys(prune.maxRows).length
-  ) {
+  if (!hasPruneRules(prune)) {
     warnings.push('no retention ("prune"): console_entries grows until you prune it')
   }
 

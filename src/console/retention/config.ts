@@ -24,12 +24,7 @@ export function resolvePrune(
       maxRows[entryType(name, 'prune.maxRows')] = positiveInteger(value, `prune.maxRows.${name}`, 0)
     }
   }
-  const hasRules =
-    options.after !== undefined ||
-    options.rollupsAfter !== undefined ||
-    Object.keys(perType).length > 0 ||
-    Object.keys(maxRows).length > 0
-  return {
+  const rules = {
     after: options.after === undefined ? undefined : durationMs(options.after, 'prune.after'),
     perType,
     maxRows,
@@ -37,15 +32,30 @@ export function resolvePrune(
       options.rollupsAfter === undefined
         ? undefined
         : durationMs(options.rollupsAfter, 'prune.rollupsAfter'),
+  }
+  return {
+    ...rules,
     batchSize: Math.max(1, positiveInteger(options.batchSize, 'prune.batchSize', 1000)),
     maxBatchesPerCycle: Math.max(
       1,
       positiveInteger(options.maxBatchesPerCycle, 'prune.maxBatchesPerCycle', 50)
     ),
     batchPauseMs: positiveInteger(options.batchPauseMs, 'prune.batchPauseMs', 50),
-    ...resolveSchedule(options, hasRules),
+    ...resolveSchedule(options, hasPruneRules(rules)),
     archive: resolveArchive(archive),
   }
+}
+
+/** Whether `prune` sets any rule: an age, a per-type age, a row cap or a rollup age */
+export function hasPruneRules(
+  prune: Pick<ResolvedPrune, 'after' | 'perType' | 'maxRows' | 'rollupsAfter'>
+) {
+  return (
+    prune.after !== undefined ||
+    prune.rollupsAfter !== undefined ||
+    Object.keys(prune.perType).length > 0 ||
+    Object.keys(prune.maxRows).length > 0
+  )
 }
 
 const DEFAULT_PRUNE_INTERVAL_MS = 5 * 60_000
