@@ -39,12 +39,23 @@ const MARK = `update ${TABLES.events} as e
   where e.provider = v.provider and e.event_id = v.event_id`
 
 /**
+ * Rows this writer claims before its statements are prepared. A prepared
+ * statement keeps the generic plan PostgreSQL makes at its sixth run; made
+ * over a nearly empty ledger, that plan scans the whole table, and only an
+ * ANALYZE replaces it (never, with autovacuum off). Until then each call is
+ * planned from the table's current size.
+ */
+const CLAIMS_BEFORE_PREPARING = 1000
+
+/**
  * PostgreSQL: each batch is one autocommit statement, a data-modifying CTE
- * over the batch's arrays, prepared once per connection; rows are inserted
- * in key order so concurrent batches take their locks in one order.
+ * over the batch's arrays, prepared once per connection after the first
+ * claims; rows are inserted in key order so concurrent batches take their
+ * locks in one order.
  */
 export class PostgresClaimWriter extends BatchedClaimWriter {
   #context: ClaimWriterContext
+  #claimed = 0
 
   constructor(context: ClaimWriterContext) {
     super()
@@ -77,6 +88,7 @@ export class PostgresClaimWriter extends BatchedClaimWriter {
       values.forEach((value, index) => columns[index].push(value))
     }
     const result = await this.#query('atrium_payments_claim', CLAIM, columns)
+    this.#claimed += items.length
     const claimed = new Set<string>()
     const inserted = new Set<string>()
     for (const row of result.rows as { kind: string; provider: string; key: string }[]) {
@@ -102,16 +114,19 @@ export class PostgresClaimWriter extends BatchedClaimWriter {
   }
 
   /**
-   * Runs a named prepared statement on a pooled connection of the write
-   * client: the hot statements are parsed and planned once per connection,
-   * and the query builder is skipped.
+   * Runs a hot statement on a pooled connection of the write client,
+   * skipping the query builder: unnamed (planned at every call) for the
+   * first claims, then as a named prepared statement, parsed and planned
+   * once per connection.
    */
   async #query(name: string, text: string, values: unknown[]) {
     const client = this.#context.db.connection(this.#context.connection)
     const knex = client.getWriteClient().client
     const connection = await knex.acquireConnection()
+    const query =
+      this.#claimed < CLAIMS_BEFORE_PREPARING ? { text, values } : { name, text, values }
     try {
-      return (await connection.query({ name, text, values })) as { rows: any[] }
+      return (await connection.query(query)) as { rows: any[] }
     } finally {
       await knex.releaseConnection(connection)
     }
