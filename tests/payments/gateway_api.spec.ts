@@ -99,6 +99,29 @@ test.group('Payments | gateway API calls', () => {
     )
   })
 
+  test('only a closed kept-alive connection is retried: a timeout or an oversized answer is asked once', async ({
+    assert,
+    cleanup,
+  }) => {
+    const asked: string[] = []
+    const server = await api((request, response) => {
+      asked.push(request.url!)
+      if (request.url === '/big') {
+        response.writeHead(200)
+        response.end(`"${'x'.repeat(1024 * 1024 + 16)}"`)
+      }
+      // /silent: never answers
+    })
+    cleanup(server.close)
+    await assert.rejects(() => callGatewayApi(`${server.url}/silent`, { timeoutMs: 100 }))
+    const oversized = await callGatewayApi(`${server.url}/big`, { timeoutMs: 5000 }).catch(
+      (error) => error
+    )
+    assert.match(oversized.message, /over 1048576 bytes/)
+    assert.equal(oversized.cause?.code, 'UND_ERR_RES_EXCEEDED_MAX_SIZE')
+    assert.deepEqual(asked, ['/silent', '/big'])
+  })
+
   test('an API that refuses the connection is a failure the driver reports', async ({ assert }) => {
     const server = await api(() => {})
     await server.close()

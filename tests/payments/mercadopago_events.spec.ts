@@ -68,6 +68,12 @@ test.group('Payments Mercado Pago: the API answer decides the event', () => {
         [status, type, { ...common, status: state }]
       )
     }
+    // No status at all: pending, and an empty state in the id
+    const unknown = await payment('1001', { status: undefined })
+    assert.deepEqual(
+      [unknown.id, unknown.type],
+      ['mercadopago:payment:1001::2026-11-20T10:00:00.000-03:00', 'payment.updated']
+    )
   })
 
   test('refunds carry the cumulative amount; refunded is whole', async ({ assert }) => {

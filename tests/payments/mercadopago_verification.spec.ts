@@ -40,6 +40,32 @@ test.group('Payments Mercado Pago: verification and reading refuse by name', () 
     request.headers['x-signature'] = ` ${v1.replace('=', ' = ')} , ${ts} `
     await driver.confirm(request)
     assert.equal(driver.parse(request, 'mercadopago').type, 'merchant_order')
+    // A part without "=" is no part: a bare "tsx" must not be read as a ts
+    const extra = notification({ dataId: 'mo1', body })
+    extra.headers['x-signature'] = `${extra.headers['x-signature']},tsx,v1x`
+    await driver.confirm(extra)
+    assert.equal(driver.parse(extra, 'mercadopago').type, 'merchant_order')
+  })
+
+  test('the tolerance includes its last second', async ({ assert, cleanup }) => {
+    const { driver } = await setup({ accessToken: undefined })
+    const ts = 1_800_000_000
+    const realNow = Date.now
+    cleanup(() => {
+      Date.now = realNow
+    })
+    const request = notification({
+      dataId: 'mo1',
+      ts: String(ts),
+      body: { topic: 'merchant_order' },
+    })
+    Date.now = () => (ts + 300) * 1000
+    await driver.confirm(request)
+    Date.now = () => (ts + 300) * 1000 + 1
+    await assert.rejects(
+      () => driver.confirm(request),
+      'x-signature timestamp is outside the 300-second tolerance'
+    )
   })
 
   test('each malformed or forged notification is refused before the API', async ({ assert }) => {

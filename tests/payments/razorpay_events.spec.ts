@@ -292,6 +292,18 @@ test.group('Payments Razorpay: each event, whole', () => {
         { dispute: { entity: { id: 'd', amount: 1 } }, payment: {} },
         'dispute payment_id is missing',
       ],
+      ['payment.captured', { payment: { entity: { amount: 1 } } }, 'payment id is missing'],
+      [
+        'refund.processed',
+        { refund: { entity: { payment_id: 'pay_01', amount: 1 } } },
+        'refund id is missing',
+      ],
+      [
+        'payment.dispute.lost',
+        { dispute: { entity: { payment_id: 'pay_01', amount: 1 } } },
+        'dispute id is missing',
+      ],
+      ['subscription.halted', { subscription: { entity: {} } }, 'subscription id is missing'],
     ] as const) {
       cases.push([razorpaySigned(JSON.stringify({ event: name, payload })), message])
     }

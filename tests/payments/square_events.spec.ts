@@ -251,6 +251,32 @@ test.group('Payments Square: each event, whole', () => {
       ],
       ['refund.created', { refund: { status: 'COMPLETED' } }, 'refund payment_id is missing'],
       ['dispute.created', { dispute: { id: 'd' } }, 'disputed payment id is missing'],
+      [
+        'payment.updated',
+        { payment: { amount_money: { amount: 100, currency: 'USD' } } },
+        'payment id is missing',
+      ],
+      [
+        'refund.updated',
+        {
+          refund: {
+            status: 'COMPLETED',
+            payment_id: 'p',
+            amount_money: { amount: 100, currency: 'USD' },
+          },
+        },
+        'refund id is missing',
+      ],
+      [
+        'dispute.created',
+        { dispute: { disputed_payment: { payment_id: 'p' } } },
+        'dispute id is missing',
+      ],
+      [
+        'subscription.updated',
+        { subscription: { status: 'ACTIVE' } },
+        'subscription id is missing',
+      ],
     ] as const) {
       cases.push([squareSigned(JSON.stringify({ type, event_id: 'e', data: { object } })), message])
     }

@@ -139,7 +139,7 @@ function map(type: string, object: Record<string, any>): { type: string; data: u
     case 'subscription.updated':
     case 'subscription.canceled':
       return {
-        type: type === 'subscription.canceled' ? 'subscription.canceled' : type,
+        type,
         data: {
           subscriptionId: requiredString(object.id, 'subscription id'),
           customerId: optionalString(object.customer?.id),
