@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { ConsoleEntry } from './types.ts'
+import type { TraceIds } from './trace_context.ts'
 
 /**
  * Everything one request (or one unit of work) records: entries wait here
@@ -10,6 +11,8 @@ export class RecordingBatch {
   dropped = 0
   /** An exception was recorded: the batch is always kept */
   failing = false
+  /** The request's trace (`traceContext`), stamped on every entry when the batch is kept */
+  trace: TraceIds | null = null
   readonly entries: ConsoleEntry[] = []
 
   constructor(

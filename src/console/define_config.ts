@@ -11,6 +11,8 @@ import { MAX_PULSE_MINUTES } from './pulse.ts'
 import { resolveMcp } from './mcp/config.ts'
 import { resolveProfiling } from './profiling/config.ts'
 import { resolvePrune } from './retention/config.ts'
+import { resolveTracing } from './trace_context.ts'
+import { resolveAlerts } from './alerts/config.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -226,7 +228,10 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
     },
     registerRequestMiddleware: config.registerRequestMiddleware ?? true,
     resolveUser: config.resolveUser ?? defaultResolveUser,
-    exceptions: { captureHttp4xx: config.exceptions?.captureHttp4xx ?? false },
+    exceptions: {
+      captureHttp4xx: config.exceptions?.captureHttp4xx ?? false,
+      processCrashes: resolveProcessCrashes(config.exceptions?.processCrashes),
+    },
     slowRequestMs: positiveInteger(config.slowRequestMs, 'slowRequestMs', 1000),
     overloadProtection: resolveOverload(config.overloadProtection),
     buffer: {
@@ -260,7 +265,33 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
     },
     mcp: resolveMcp(config.mcp, mountPath(config.path)),
     profiling: resolveProfiling(config.profiling),
+    ...resolveTracing(config.traceContext, config.traceLink),
+    alerts: resolveAlerts(config.alerts),
   }
+}
+
+/** Longest `exceptions.processCrashes.flushTimeoutMs`: a crashing process should not linger */
+export const MAX_CRASH_FLUSH_MS = 10_000
+
+function resolveProcessCrashes(
+  value: NonNullable<ConsoleConfig['exceptions']>['processCrashes']
+): ResolvedConsoleConfig['exceptions']['processCrashes'] {
+  if (value === undefined || value === false) return false
+  if (value !== true && (typeof value !== 'object' || value === null)) {
+    fail(`Invalid "exceptions.processCrashes" in ${FILE}: use true, false or { flushTimeoutMs }`)
+  }
+  const options = value === true ? {} : value
+  const flushTimeoutMs = positiveInteger(
+    options.flushTimeoutMs,
+    'exceptions.processCrashes.flushTimeoutMs',
+    2000
+  )
+  if (flushTimeoutMs < 1 || flushTimeoutMs > MAX_CRASH_FLUSH_MS) {
+    fail(
+      `Invalid "exceptions.processCrashes.flushTimeoutMs" in ${FILE}: use 1 to ${MAX_CRASH_FLUSH_MS} milliseconds`
+    )
+  }
+  return { flushTimeoutMs }
 }
 
 /** The user on a request entry: `ctx.auth.user` when @adonisjs/auth authenticated one */

@@ -9,6 +9,18 @@ export { explainWithLucid } from './http/explain.ts'
 export type { QueryExplainer, RecordedQuery } from './http/explain.ts'
 export type { ConsoleManager } from './manager.ts'
 export { ENTRY_TYPES } from './types.ts'
+export { alertRules } from './alerts/config.ts'
+export { alertChannels } from './alerts/channels.ts'
+export type {
+  AlertChannel,
+  AlertCheckContext,
+  AlertFinding,
+  AlertsOptions,
+  ConsoleAlert,
+} from './alerts/config.ts'
+export type { WebhookChannelOptions } from './alerts/channels.ts'
+export { parseTraceparent } from './trace_context.ts'
+export type { TraceIds, TraceContextResolver } from './trace_context.ts'
 export * as errors from './errors.ts'
 export type * from './types.ts'
 export type {

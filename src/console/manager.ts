@@ -21,6 +21,8 @@ import { MailWatcher } from './watchers/mail_watcher.ts'
 import { QueryWatcher } from './watchers/query_watcher.ts'
 import { RedisWatcher, type RedisManagerLike } from './watchers/redis_watcher.ts'
 import { RequestWatcher } from './watchers/request_watcher.ts'
+import { ProcessCrashWatcher } from './watchers/process_crash_watcher.ts'
+import { AlertEvaluator } from './alerts/evaluator.ts'
 
 /**
  * What `atrium.console` resolves to: the store, the recorder and its
@@ -41,7 +43,10 @@ export class ConsoleManager {
   readonly profiler?: CpuProfiler
   /** Prunes one at a time under the prune lock, and on `prune.intervalMs` once started */
   readonly pruner: PruneScheduler
+  /** Evaluates `alerts.rules` on its timer once started; absent without `alerts` */
+  readonly alerts?: AlertEvaluator
   #exceptionWatcher: ExceptionWatcher
+  #crashWatcher?: ProcessCrashWatcher
   #queryWatchers: QueryWatcher[] = []
   #logWatcher?: LogWatcher
   #others: { uninstall(): void }[] = []
@@ -73,6 +78,16 @@ export class ConsoleManager {
     })
     this.#exceptionWatcher = new ExceptionWatcher(config, this.recorder)
     this.pruner = new PruneScheduler(store, config.prune, logger)
+    if (config.exceptions.processCrashes) {
+      this.#crashWatcher = new ProcessCrashWatcher(
+        config,
+        this.recorder,
+        config.exceptions.processCrashes.flushTimeoutMs
+      )
+    }
+    if (config.alerts) {
+      this.alerts = new AlertEvaluator(config.alerts, store, config.redact, logger)
+    }
     if (config.overloadProtection) {
       this.overload = new OverloadMonitor(
         config.overloadProtection,
@@ -137,6 +152,7 @@ export class ConsoleManager {
     }
     this.#started = true
     this.#exceptionWatcher.install()
+    this.#crashWatcher?.install()
     for (const watcher of this.config.watchers) {
       if (watcher.name === 'queries') {
         const query = new QueryWatcher(this.config, this.recorder, watcher.options)
@@ -160,7 +176,10 @@ export class ConsoleManager {
     if (this.liveTailAvailable && !options.worker) await this.#startLiveTail()
     this.recorder.start()
     this.overload?.start()
-    if (!options.worker) this.pruner.start()
+    if (!options.worker) {
+      this.pruner.start()
+      this.alerts?.start()
+    }
   }
 
   async #startLiveTail() {
@@ -224,12 +243,15 @@ export class ConsoleManager {
   async shutdown() {
     this.overload?.stop()
     await this.pruner.stop()
+    await this.alerts?.stop()
     this.#exceptionWatcher.uninstall()
     for (const watcher of this.#queryWatchers) watcher.uninstall()
     this.#logWatcher?.uninstall()
     for (const watcher of this.#others) watcher.uninstall()
     await this.profiler?.shutdown()
     await this.recorder.stop()
+    // after the last flush: a crash while shutting down is still recorded
+    this.#crashWatcher?.uninstall()
     await this.store.close?.()
   }
 }

@@ -104,6 +104,17 @@ export class ConsoleRecorder {
   }
 
   /**
+   * Records an entry in a batch of its own that nothing drops: not sampling,
+   * not a full buffer, not overload protection. For the few entries worth
+   * more than the bounds (a crash of the process).
+   */
+  recordAlone(entry: NewEntry) {
+    if (!this.#config.enabled) return
+    const id = entry.id ?? entryId()
+    this.#buffer.push({ ...entry, id, batchId: id, createdAt: Date.now() })
+  }
+
+  /**
    * Ends a batch: a failing one (an exception, a 5xx, a slow request) is
    * always kept, any other is kept with the sampling fraction of `sampledAs`
    * (`request`, or `job` for a job's execution).
@@ -121,6 +132,9 @@ export class ConsoleRecorder {
       return
     }
     markDuplicates(batch.entries)
+    if (batch.trace) {
+      for (const entry of batch.entries) entry.content.trace = batch.trace
+    }
     this.#enqueue(batch.entries)
   }
 

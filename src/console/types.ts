@@ -3,6 +3,8 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import type { ConsoleStore } from './stores/contract.ts'
 import type { ProfilingOptions, ResolvedProfiling } from './profiling/config.ts'
 import type { QueryExplainer } from './http/explain.ts'
+import type { TraceContextOption } from './trace_context.ts'
+import type { AlertsOptions, ResolvedAlerts } from './alerts/config.ts'
 
 /** A duration: `'8h'`, `'30m'`, `'24h'`, or milliseconds */
 export type Duration = string | number
@@ -210,7 +212,15 @@ export interface ConsoleConfig {
   requestCapture?: RequestCaptureOptions
   registerRequestMiddleware?: boolean
   resolveUser?: (ctx: HttpContext) => ConsoleSessionUser | null | undefined
-  exceptions?: { captureHttp4xx?: boolean }
+  exceptions?: {
+    captureHttp4xx?: boolean
+    /**
+     * Unhandled rejections and uncaught exceptions as exception entries,
+     * flushed before the process goes down: `true` (2000 ms to flush) or
+     * `{ flushTimeoutMs }`; off by default
+     */
+    processCrashes?: boolean | { flushTimeoutMs?: number }
+  }
   /** A request at least this long is slow and always kept, 1000 ms by default */
   slowRequestMs?: number
   /**
@@ -254,6 +264,15 @@ export interface ConsoleConfig {
   mcp?: boolean | McpOptions
   /** CPU profiles through `node:inspector`; off by default */
   profiling?: ProfilingOptions
+  /**
+   * Stamps a request batch's entries with its trace: `true` reads the W3C
+   * `traceparent` header, a function reads your own source; off by default
+   */
+  traceContext?: TraceContextOption
+  /** Where a trace id links to: a URL template such as `https://tempo.example.com/trace/{traceId}` */
+  traceLink?: string
+  /** Rules evaluated off the request path, notifying channels (webhook, log, your own) */
+  alerts?: AlertsOptions | false
 }
 
 /** `dashboardAuth` with its defaults applied */
@@ -292,7 +311,7 @@ export interface ResolvedConsoleConfig {
   }
   registerRequestMiddleware: boolean
   resolveUser: (ctx: HttpContext) => ConsoleSessionUser | null | undefined
-  exceptions: { captureHttp4xx: boolean }
+  exceptions: { captureHttp4xx: boolean; processCrashes: false | { flushTimeoutMs: number } }
   slowRequestMs: number
   overloadProtection: false | { maxEventLoopLagMs: number; startupGraceMs: number }
   buffer: {
@@ -312,6 +331,9 @@ export interface ResolvedConsoleConfig {
   ui: Required<SurfaceOptions> & { enabled: boolean; liveTail: boolean }
   mcp: ResolvedMcp | false
   profiling: ResolvedProfiling
+  traceContext: TraceContextOption
+  traceLink?: string
+  alerts: ResolvedAlerts | false
 }
 
 /** One recorded entry as the store keeps it */

@@ -1,11 +1,14 @@
 import { test } from '@japa/runner'
 import { LoggerManager } from '@adonisjs/core/logger'
 import {
+  alertChannels,
+  alertRules,
   defineConfig,
   parseCookieHeader,
   readCookieHeader,
   stores,
 } from '../../src/console/main.ts'
+import type { ConsoleConfig } from '../../src/console/types.ts'
 import { resolveConsoleConfig } from '../../src/console/define_config.ts'
 import { MemoryConsoleStore } from '../../src/console/stores/memory.ts'
 import { consoleApp, SECRET } from './helpers.ts'
@@ -125,6 +128,49 @@ test.group('Console config', () => {
       ]
     )
     assert.instanceOf(app.manager.store, MemoryConsoleStore)
+  })
+  test('defineConfig names the alert option at fault', ({ assert }) => {
+    const channel = alertChannels.log()
+    const rule = alertRules.exceptions({ over: 5 })
+    const cases: [ConsoleConfig['alerts'], RegExp][] = [
+      [{ channels: [], rules: [rule] }, /Missing "alerts.channels" in config\/console.ts/],
+      [{ channels: [channel], rules: [] }, /Missing "alerts.rules" in config\/console.ts/],
+      [
+        { channels: [channel], rules: [alertRules.exceptions({ over: -1 })] },
+        /Invalid "alerts.rules\[0\].over" in config\/console.ts/,
+      ],
+      [
+        { channels: [channel], rules: [alertRules.errorRate({ over: 5 })] },
+        /Invalid "alerts.rules\[0\].over" in config\/console.ts: use a number from 0 to 1/,
+      ],
+      [
+        { channels: [channel], rules: [rule, alertRules.exceptions({ over: 9 })] },
+        /"alerts.rules\[1\]" in config\/console.ts is named "exceptions" like an earlier rule/,
+      ],
+      [
+        { channels: [channel], rules: [alertRules.exceptions({ over: 1, within: '10s' })] },
+        /Invalid "alerts.rules\[0\].within" in config\/console.ts: use a window from '1m' to '24h'/,
+      ],
+      [
+        { channels: [channel], rules: [{ kind: 'disk' } as any] },
+        /Invalid "alerts.rules\[0\]" in config\/console.ts: build each rule with alertRules/,
+      ],
+      [
+        { channels: [{ name: 'pager' } as any], rules: [rule] },
+        /Invalid "alerts.channels\[0\]" in config\/console.ts/,
+      ],
+      [
+        { channels: [channel, alertChannels.log()], rules: [rule] },
+        /Two "alerts.channels" in config\/console.ts share a name/,
+      ],
+    ]
+    for (const [alerts, message] of cases) {
+      assert.throws(() => defineConfig({ storage: stores.memory(), alerts }), message)
+    }
+    assert.throws(
+      () => alertChannels.webhook({ url: 'ftp://hooks.example.com' }),
+      /Invalid "url" of alertChannels.webhook\(\) in "alerts.channels" of config\/console.ts/
+    )
   })
 })
 

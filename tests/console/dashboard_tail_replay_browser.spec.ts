@@ -8,6 +8,7 @@ import { chromium } from 'playwright-core'
 import { setupApp } from '../helpers.ts'
 import { defineConfig, stores } from '../../src/console/main.ts'
 import { SECRET } from './helpers.ts'
+import type { ConsoleConfig } from '../../src/console/types.ts'
 
 class ExceptionHandlerProvider {
   constructor(protected app: ApplicationService) {}
@@ -21,7 +22,7 @@ class ExceptionHandlerProvider {
  * A console in login mode on the memory store, with `@adonisjs/transmit`
  * registered: no database service, so the spec is in the database-free suite.
  */
-async function liveDashboardApp() {
+async function liveDashboardApp(config: ConsoleConfig = {}) {
   const app = await setupApp({
     providers: [
       () => import('@adonisjs/transmit/transmit_provider'),
@@ -42,6 +43,7 @@ async function liveDashboardApp() {
         authorizeAction: (ctx, action) =>
           action.name === 'replay a request' && ctx.consoleSession?.sub === '1',
         overloadProtection: false,
+        ...config,
       }),
     },
     routes: (router) => {
@@ -84,7 +86,7 @@ async function signedInTab(url: string, hash: string) {
   return { tab, problems }
 }
 
-test.group('Console dashboard: live tail and replay in a real browser', () => {
+test.group('Console dashboard: live tail, replay and trace links in a real browser', () => {
   test('a recorded request copies as cURL and replays into a new batch', async ({ assert }) => {
     const { url, flush } = await liveDashboardApp()
     const answer = await fetch(`${url}/refunds`, {
@@ -126,6 +128,34 @@ test.group('Console dashboard: live tail and replay in a real browser', () => {
     assert.equal(await row.locator('td').nth(2).textContent(), '200')
 
     await tab.getByRole('button', { name: 'Stop live tail' }).click()
+    assert.deepEqual(problems, [])
+  }).timeout(60_000)
+
+  test('a traced request links its entry and its batch to the tracing backend', async ({
+    assert,
+  }) => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+    const { url, flush } = await liveDashboardApp({
+      traceContext: true,
+      traceLink: 'https://tempo.example.com/trace/{traceId}',
+    })
+    const answer = await fetch(`${url}/invoices/77`, {
+      headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    })
+    assert.equal(answer.status, 200)
+    await flush()
+    const { tab, problems } = await signedInTab(url, '/requests')
+    await tab.getByRole('link', { name: 'GET /invoices/77' }).click()
+
+    const link = tab.getByRole('link', { name: `trace ${traceId}` })
+    await link.waitFor()
+    assert.equal(await link.getAttribute('href'), `https://tempo.example.com/trace/${traceId}`)
+    await tab.getByRole('link', { name: 'Batch timeline' }).click()
+    await tab.locator('table.timeline').waitFor()
+    assert.equal(
+      await tab.getByRole('link', { name: `trace ${traceId}` }).getAttribute('href'),
+      `https://tempo.example.com/trace/${traceId}`
+    )
     assert.deepEqual(problems, [])
   }).timeout(60_000)
 })

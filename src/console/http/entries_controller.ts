@@ -6,7 +6,8 @@ import { withoutRawProfile } from '../profiling/profiles_controller.ts'
 import type { ConsoleManager } from '../manager.ts'
 import type { EntryListQuery } from '../stores/contract.ts'
 import { MAX_SEARCH_LENGTH, searchWords } from '../search.ts'
-import { ENTRY_TYPES, type EntryType } from '../types.ts'
+import { traceUrl, type TraceIds } from '../trace_context.ts'
+import { ENTRY_TYPES, type ConsoleEntry, type EntryType } from '../types.ts'
 
 const DEFAULT_LIMIT = 50
 const MAX_LIMIT = 200
@@ -77,6 +78,16 @@ export function parseListQuery(
 }
 
 /**
+ * An entry as the API answers it: with `trace` (its ids and, with
+ * `traceLink`, the URL to open) when its batch had a trace
+ */
+export function withTraceLink(entry: ConsoleEntry, template: string | undefined) {
+  const trace = entry.content.trace as TraceIds | undefined
+  if (!trace || typeof trace !== 'object' || typeof trace.traceId !== 'string') return entry
+  return { ...entry, trace: { ...trace, url: traceUrl(template, trace) } }
+}
+
+/**
  * The read API (lists of summaries, an entry, a batch) and its mutations
  * (prune now). Gates run before these handlers; mutations also ask
  * `authorizeAction`.
@@ -108,7 +119,7 @@ export class EntriesController {
 
   show = async (ctx: HttpContext) => {
     const entry = await findEntry(this.#manager.store, ctx.params.id)
-    return { data: withoutRawProfile(entry) }
+    return { data: withTraceLink(withoutRawProfile(entry), this.#manager.config.traceLink) }
   }
 
   batch = async (ctx: HttpContext) => {
@@ -116,7 +127,10 @@ export class EntriesController {
     if (!isEntryId(id)) invalid('id', '"id" must be a batch id')
     const entries = await this.#manager.store.batch(id)
     if (entries.length === 0) throw new ConsoleNotFoundException(`Batch ${id} not found`)
-    return { data: { id, entries: entries.map(withoutRawProfile) } }
+    const link = this.#manager.config.traceLink
+    return {
+      data: { id, entries: entries.map((entry) => withTraceLink(withoutRawProfile(entry), link)) },
+    }
   }
 
   prune = async (ctx: HttpContext) => {

@@ -31,8 +31,17 @@ export interface EntrySummary {
   createdAt: number
 }
 
+/** The trace a request's batch belonged to (`traceContext`), with its `traceLink` URL */
+export interface EntryTrace {
+  traceId: string
+  spanId: string | null
+  sampled?: boolean
+  url: string | null
+}
+
 export interface Entry extends EntrySummary {
   content: Record<string, unknown>
+  trace?: EntryTrace
 }
 
 export interface EntryPage {

@@ -2,6 +2,7 @@ import { api, type Entry } from './api.ts'
 import { duration } from './format.ts'
 import { href } from './router.ts'
 import { useLoad } from './use_load.ts'
+import { TraceLink } from './entry_detail.tsx'
 
 interface Span {
   entry: Entry
@@ -63,6 +64,7 @@ export function BatchTimeline(props: { id: string }) {
       <h2>Batch timeline</h2>
       <p className="meta">
         {list.length} entries over {duration(total)}
+        <TraceLink trace={list.find((span) => span.entry.trace)?.entry.trace} />
         {duplicated > 0 && <span className="tag warn">{duplicated} duplicated queries</span>}
       </p>
       <table className="timeline">

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react'
-import { api, type Entry } from './api.ts'
+import { api, type Entry, type EntryTrace } from './api.ts'
 import { CpuProfileDetail } from './flame_graph.tsx'
 import { dateTime, duration, json, statusClass } from './format.ts'
 import { ExplainAction, RequestActions } from './entry_actions.tsx'
@@ -46,6 +46,25 @@ function HeadersTable(props: { headers: unknown }) {
         </tbody>
       </table>
     </section>
+  )
+}
+
+/** A trace id, a link to the tracing backend when `traceLink` is set */
+export function TraceLink(props: { trace?: EntryTrace }) {
+  const { trace } = props
+  if (!trace) return null
+  const label = `trace ${trace.traceId}${trace.sampled === false ? ' (not sampled)' : ''}`
+  return (
+    <span className="trace" title={trace.spanId ? `parent span ${trace.spanId}` : undefined}>
+      {' · '}
+      {trace.url ? (
+        <a href={trace.url} target="_blank" rel="noopener noreferrer">
+          {label}
+        </a>
+      ) : (
+        label
+      )}
+    </span>
   )
 }
 
@@ -148,6 +167,7 @@ export function EntryDetail(props: { id: string }) {
       </h2>
       <p className="meta">
         {dateTime(entry.createdAt)} · <a href={href(['batches', entry.batchId])}>Batch timeline</a>
+        <TraceLink trace={entry.trace} />
         {entry.tags.map((tag) => (
           <span key={tag} className="tag">
             {tag}

@@ -4,6 +4,7 @@ import { batchStorage, type RecordingBatch } from '../batch.ts'
 import type { CpuProfiler, ProfileCapture } from '../profiling/profiler.ts'
 import type { ConsoleRecorder } from '../recorder.ts'
 import { redactHeaders, redactValue } from '../redact.ts'
+import { readTrace } from '../trace_context.ts'
 import type { ResolvedConsoleConfig } from '../types.ts'
 import { REPLAY_BATCH_HEADER, REPLAY_HEADER, replayedEntryId } from '../http/request_tools.ts'
 
@@ -106,6 +107,7 @@ export class RequestWatcher {
 
     const started = process.hrtime.bigint()
     const requestId = batch.id
+    if (this.#config.traceContext) batch.trace = readTrace(this.#config.traceContext, ctx)
     // a replay sent by the console of this process answers with its batch, to link to it
     const replayOf = replayedEntryId(ctx.request.header(REPLAY_HEADER))
     if (replayOf) ctx.response.header(REPLAY_BATCH_HEADER, batch.id)
