@@ -1,25 +1,25 @@
 /**
  * Time to first delta: a chat turn through the gateway (HTTP, actor, thread
  * and run rows, the event log, SSE framing) beside a direct AI SDK
- * `streamText` against the same loopback fake model, on SQLite. Both
- * measure from the request to the first text delta of a three-delta reply.
+ * `streamText` against the same loopback fake model, on SQLite. Both are
+ * read by one client in a child process, as a remote client would read
+ * them, from its request to the first text delta of a three-delta reply.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { performance } from 'node:perf_hooks'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fork } from 'node:child_process'
+import { once } from 'node:events'
 import { defineConfig as bodyParserConfig } from '@adonisjs/core/bodyparser'
 import { BodyParserMiddleware } from '@adonisjs/bodyparser/bodyparser_middleware'
 import { Database } from '@adonisjs/lucid/database'
 import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import { Emitter } from '@adonisjs/core/events'
 import { AppFactory } from '@adonisjs/core/factories/app'
-import { streamText } from 'ai'
 import { connectionConfig } from '../../tests/helpers.ts'
 import { migrateStubs } from '../../tests/migration_stubs.ts'
-import { FakeModelServer } from '../../tests/agent/fake_model.ts'
-import { fakeProviderModel } from '../../tests/agent/helpers.ts'
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import { actors, defineConfig } from '../../src/agent/main.ts'
 import { bootHttpApp } from '../lib/http_app.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
@@ -48,8 +48,21 @@ const schemaDb = new Database(
 await migrateStubs(schemaDb, 'agent')
 await schemaDb.manager.closeAll()
 
-const fake = await new FakeModelServer().start()
-const model = fakeProviderModel(fake, 'openai')
+// The model API and the client each run in a process of their own, as they do in production
+const fakeProcess = fork(
+  fileURLToPath(new URL('../lib/agent_fake_model_process.ts', import.meta.url)),
+  [JSON.stringify(REPLY), String((RUNS + WARMUP) * 4 + 10)],
+  {
+    execArgv: ['--import=@poppinss/ts-exec'],
+  }
+)
+const [{ url: modelUrl }] = (await once(fakeProcess, 'message')) as [{ url: string }]
+const model = createOpenAICompatible({
+  name: 'fake',
+  baseURL: `${modelUrl}/v1`,
+  apiKey: 'test-key',
+  includeUsage: true,
+})('fake-model')
 const http = await bootHttpApp({
   appRoot,
   providers: [
@@ -74,44 +87,32 @@ const http = await bootHttpApp({
   },
 })
 
-/** Milliseconds from the request to the first delta frame; the rest is drained */
-async function gatewayTurn() {
-  fake.reply(REPLY)
-  const start = performance.now()
-  const response = await fetch(`${http.url}/agent/chat`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-actor-id': 'bench' },
-    body: JSON.stringify({ message: 'hi' }),
-  })
-  const reader = response.body!.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  let first = Number.NaN
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    text += decoder.decode(value, { stream: true })
-    if (Number.isNaN(first) && text.includes('"delta"')) first = performance.now() - start
-  }
-  return first
+/** The reader, in its own process (benchmarks/lib/agent_ttfd_client.ts) */
+const client = fork(fileURLToPath(new URL('../lib/agent_ttfd_client.ts', import.meta.url)), {
+  execArgv: ['--import=@poppinss/ts-exec'],
+})
+await once(client, 'message')
+
+/** Asks the client for one turn */
+async function turn(
+  request: { kind: 'gateway'; url: string } | { kind: 'direct'; modelUrl: string }
+) {
+  client.send(request)
+  const [answer] = (await once(client, 'message')) as [{ ms?: number; error?: string }]
+  if (answer.error !== undefined) throw new Error(`client: ${answer.error}`)
+  return answer.ms!
 }
 
-/** The same reply read straight through the AI SDK */
-async function directTurn() {
-  fake.reply(REPLY)
-  const start = performance.now()
-  const result = streamText({ model, prompt: 'hi', maxRetries: 0 })
-  let first = Number.NaN
-  for await (const part of result.stream) {
-    if (part.type === 'text-delta' && Number.isNaN(first)) first = performance.now() - start
-  }
-  return first
-}
+/** Milliseconds from the client's request to the first delta frame; the rest is drained */
+const gatewayTurn = () => turn({ kind: 'gateway', url: http.url })
 
-async function measure(turn: () => Promise<number>) {
-  for (let index = 0; index < WARMUP; index++) await turn()
+/** The same reply read straight through the AI SDK, from the same client process */
+const directTurn = () => turn({ kind: 'direct', modelUrl })
+
+async function measure(oneTurn: () => Promise<number>) {
+  for (let index = 0; index < WARMUP; index++) await oneTurn()
   const values: number[] = []
-  for (let index = 0; index < RUNS; index++) values.push(await turn())
+  for (let index = 0; index < RUNS; index++) values.push(await oneTurn())
   return values
 }
 
@@ -126,17 +127,21 @@ try {
     p50: figure(percentile(values, 50), ' ms'),
     p99: figure(percentile(values, 99), ' ms'),
   })
-  printTable(`Time to first delta, ${RUNS * 2} turns each (SQLite, OpenAI wire on loopback)`, [
-    row('AI SDK streamText (baseline)', direct),
-    row('gateway POST /agent/chat', gateway),
-    {
-      path: 'ratio gateway / baseline',
-      p50: figure(percentile(gateway, 50) / percentile(direct, 50), 'x'),
-      p99: figure(percentile(gateway, 99) / percentile(direct, 99), 'x'),
-    },
-  ])
+  printTable(
+    `Time to first delta, ${RUNS * 2} turns each (SQLite, OpenAI wire on loopback; the client and the model API each in a process of their own)`,
+    [
+      row('AI SDK streamText (baseline)', direct),
+      row('gateway POST /agent/chat', gateway),
+      {
+        path: 'ratio gateway / baseline',
+        p50: figure(percentile(gateway, 50) / percentile(direct, 50), 'x'),
+        p99: figure(percentile(gateway, 99) / percentile(direct, 99), 'x'),
+      },
+    ]
+  )
 } finally {
+  client.kill()
   await http.close()
-  await fake.close()
+  fakeProcess.kill()
   await rm(directory, { recursive: true, force: true })
 }
