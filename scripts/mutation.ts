@@ -222,6 +222,30 @@ const GROUPS: Record<string, Group> = {
       'tests/hostile/pagination_fuzz.spec.ts',
     ],
   },
+  // The page runner alone (the keyset group's second half), to list its survivors in one sitting
+  'keyset-page': {
+    mutate: ['src/pagination/keyset_page.ts', 'src/pagination/filter_runner.ts'],
+    nodbTests: [
+      'tests/pagination/keyset_predicates.spec.ts',
+      'tests/pagination/keyset_pages.spec.ts',
+      'tests/pagination/runner_rules.spec.ts',
+    ],
+  },
+  // What the fast specs leave of the page runner's segment reads, against the database specs
+  'keyset-page-db': {
+    mutate: ['src/pagination/keyset_page.ts:72-160', 'src/pagination/filter_runner.ts:360-385'],
+    nodbTests: [
+      'tests/pagination/keyset_predicates.spec.ts',
+      'tests/pagination/keyset_pages.spec.ts',
+      'tests/pagination/runner_rules.spec.ts',
+    ],
+    tests: [
+      'tests/pagination/keyset_walk.spec.ts',
+      'tests/pagination/segments.spec.ts',
+      'tests/pagination/seams.spec.ts',
+      'tests/pagination/combined_segments.spec.ts',
+    ],
+  },
   'keyset': {
     mutate: [
       'src/pagination/keyset.ts',
