@@ -1,4 +1,5 @@
 import { getActiveTest } from '@japa/runner'
+import type { Router } from '@adonisjs/core/http'
 import { defineConfig as bodyParserConfig } from '@adonisjs/core/bodyparser'
 import { BodyParserMiddleware } from '@adonisjs/bodyparser/bodyparser_middleware'
 import { createAnthropic } from '@ai-sdk/anthropic'
@@ -21,8 +22,8 @@ export interface TestActor {
 export const ALICE: TestActor = { id: 'alice', roles: ['ADMIN'] }
 export const BOB: TestActor = { id: 'bob', roles: ['ADMIN'] }
 
-/** A real AI SDK provider pointed at the fake */
-export function fakeProviderModel(fake: FakeModelServer, wire: Wire, includeUsage = true) {
+/** A real AI SDK provider pointed at the fake (or at its URL, from another process) */
+export function fakeProviderModel(fake: { url: string }, wire: Wire, includeUsage = true) {
   return wire === 'anthropic'
     ? createAnthropic({ baseURL: `${fake.url}/v1`, apiKey: 'test-key' })('claude-sonnet-4-5')
     : createOpenAICompatible({
@@ -33,8 +34,23 @@ export function fakeProviderModel(fake: FakeModelServer, wire: Wire, includeUsag
       })('fake-model')
 }
 
-function actorHeaders(actor: TestActor) {
+/** The headers `actors.header()` reads the actor from */
+export function actorHeaders(actor: TestActor) {
   return { 'x-actor-id': actor.id, 'x-actor-roles': (actor.roles ?? []).join(',') }
+}
+
+/** The body parser as start/kernel.ts registers it: JSON bodies reach the agent routes */
+export function useBodyParser(router: Router) {
+  const config = bodyParserConfig({})
+  router.use([
+    async () => ({
+      default: class extends BodyParserMiddleware {
+        constructor() {
+          super(config as any)
+        }
+      },
+    }),
+  ])
 }
 
 /**
@@ -86,18 +102,7 @@ export async function agentApp(
         ...options.config,
       }),
     },
-    routes: (router) => {
-      const config = bodyParserConfig({})
-      router.use([
-        async () => ({
-          default: class extends BodyParserMiddleware {
-            constructor() {
-              super(config as any)
-            }
-          },
-        }),
-      ])
-    },
+    routes: useBodyParser,
   })
   const manager: AgentManager = await testApp.app.container.make('atrium.agent')
   const base = `${testApp.url}/agent`
