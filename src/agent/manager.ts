@@ -74,6 +74,11 @@ export class AgentManager {
         })
       }
     })
+    // A run whose instance died is ended even when nobody comes back to read it
+    config.sink?.sweepLapsed(async (runId) => {
+      const run = await config.store.findRun(runId)
+      if (run?.status === 'running') await this.#recordLapsed(run)
+    })
   }
 
   /** The agents for a picker; `isDefault` marks the one used when none is chosen */
@@ -282,14 +287,17 @@ export class AgentManager {
 
   /** A reader of the Redis run log; a reader that sees the lease lapse records the run failed */
   #remoteReader(run: RunRow) {
-    return this.config.sink!.reader(run.id, () =>
-      this.config.store.finishRun(run.id, {
-        status: 'failed',
-        errorCode: 'run_failed',
-        steps: run.steps,
-        model: this.agent(run.agentName)?.model ?? this.config.model.label,
-      })
-    )
+    return this.config.sink!.reader(run.id, () => this.#recordLapsed(run))
+  }
+
+  /** Records a run whose instance stopped renewing its lease as failed */
+  #recordLapsed(run: RunRow) {
+    return this.config.store.finishRun(run.id, {
+      status: 'failed',
+      errorCode: 'run_failed',
+      steps: run.steps,
+      model: this.agent(run.agentName)?.model ?? this.config.model.label,
+    })
   }
 
   /**

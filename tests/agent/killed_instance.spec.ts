@@ -82,6 +82,15 @@ async function startInstance(
   }
 }
 
+/** Polls `check` until it holds, failing with `message` after `ms` (the loop stops too) */
+async function pollUntil(check: () => Promise<boolean>, ms: number, message: () => string) {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(message())
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
 /** Frames until `match`, failing with the frames read when none comes */
 async function framesUntil(sse: SseReader, match: (frame: SseFrame) => boolean, what: string) {
   const frames: SseFrame[] = []
@@ -168,5 +177,53 @@ test.group('Agent Redis run log with a killed instance', () => {
         data: { code: 'run_failed', message: 'The server running this turn stopped' },
       },
     ])
+  }).timeout(90_000)
+
+  test('A is killed mid-run and nobody comes back for it: B still records the run failed and ends its log', async ({
+    assert,
+    fs,
+    cleanup,
+  }) => {
+    const prefix = `atrium:agent:test:${randomUUID()}:`
+    const redis = createRedis(prefix)
+    const sink = sinks.redis({ url: REDIS_URL, prefix, leaseMs: LEASE_MS })
+    const b = await agentApp({ config: { sink } })
+    b.fake.reply({ text: ['a', 'b', 'c'], stallAfter: 2 })
+    const a = await startInstance(fs.basePath, b.fake.url, prefix, cleanup)
+
+    const started = await fetch(`${a.url}/agent/chat`, {
+      method: 'POST',
+      headers: { ...actorHeaders(ALICE), 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'go' }),
+    })
+    const runId = started.headers.get('x-agent-run-id')!
+    await started.body?.cancel()
+    await within(b.fake.stalled(), 15_000, () => 'The model never reached its stall point')
+    assert.equal(await runStatus(b.manager, runId), 'running')
+    const leases = `${prefix}runs:leases`
+    assert.isNotNull(await redis.zscore(leases, runId))
+
+    assert.equal(await a.kill(), 'SIGKILL')
+
+    // No reader, no cancel: only B's sweep can end it
+    await pollUntil(
+      async () => (await runStatus(b.manager, runId)) === 'failed',
+      20_000,
+      () => `The run of the killed instance stayed running\n${a.printed()}`
+    )
+    const run = await b.manager.config.store.findRun(runId)
+    assert.equal(run?.errorCode, 'run_failed')
+    const [last] = await redis.xrevrange(`${prefix}run:${runId}:log`, '+', '-', 'COUNT', 1)
+    assert.deepEqual(last[1], [
+      'e',
+      'error',
+      'd',
+      JSON.stringify({ code: 'run_failed', message: 'The server running this turn stopped' }),
+    ])
+    await pollUntil(
+      async () => (await redis.zscore(leases, runId)) === null,
+      10_000,
+      () => 'The ended run kept its place among the live leases'
+    )
   }).timeout(90_000)
 })

@@ -53,6 +53,8 @@ export class RedisRunSink {
   #control: (message: ControlMessage) => void = () => {}
   #timers = new Set<NodeJS.Timeout>()
   #pending = new Set<Promise<unknown>>()
+  /** Every run in flight on any instance, scored by when its lease runs out */
+  #leasesKey: string
   #report: (error: unknown, operation: string) => void
 
   private constructor(
@@ -67,6 +69,7 @@ export class RedisRunSink {
     this.#options = options
     this.#ownsConnection = ownsConnection
     this.#report = report
+    this.#leasesKey = `${options.prefix}runs:leases`
   }
 
   /**
@@ -156,7 +159,12 @@ export class RedisRunSink {
           data
         )
         .publish(keys.channel, `${frame.seq}\n${frame.event ?? ''}\n${data}`)
-      if (isTerminal(frame)) pipeline.pexpire(keys.stream, retainFinishedMs).del(keys.lease)
+      if (isTerminal(frame)) {
+        pipeline
+          .pexpire(keys.stream, retainFinishedMs)
+          .del(keys.lease)
+          .zrem(this.#leasesKey, log.runId)
+      }
       this.#track(
         'append',
         pipeline.exec().then((results) => {
@@ -175,9 +183,13 @@ export class RedisRunSink {
           'lease',
           this.#redis
             .eval(RENEW_SCRIPT, 3, keys.lease, keys.cancel, keys.stream, this.instanceId, leaseMs)
-            .then((answer) => {
-              if (answer === -1) hooks.onLeaseLost()
-              else if (answer === 1) hooks.onCancel()
+            .then(async (answer) => {
+              if (answer === -1) {
+                hooks.onLeaseLost()
+                return
+              }
+              if (answer === 1) hooks.onCancel()
+              await this.#redis.zadd(this.#leasesKey, Date.now() + leaseMs, log.runId)
             })
         )
       },
@@ -192,7 +204,14 @@ export class RedisRunSink {
       this.#timers.delete(renew)
       log.onAppend = undefined
     }
-    this.#track('lease', this.#redis.set(keys.lease, this.instanceId, 'PX', leaseMs))
+    this.#track(
+      'lease',
+      this.#redis
+        .multi()
+        .set(keys.lease, this.instanceId, 'PX', leaseMs)
+        .zadd(this.#leasesKey, Date.now() + leaseMs, log.runId)
+        .exec()
+    )
     for (const frame of log.frames()) write(frame)
     if (!stopped) log.onAppend = write
     return stop
@@ -303,6 +322,52 @@ export class RedisRunSink {
       if (ended) return
       emit = () => {}
       end()
+    }
+  }
+
+  /**
+   * Ends the runs whose instance stopped renewing their lease, also when no
+   * reader ever comes back for them: every `leaseMs`, the runs whose lease
+   * should have been renewed by now are ended with `run_failed` by the same
+   * script readers use (the first caller wins, on any instance), and
+   * `onLapse` records each run this instance ended. A lease renewed late by
+   * a slow clock or a pause is found alive and left alone.
+   */
+  sweepLapsed(onLapse: (runId: string) => Promise<void>) {
+    const sweep = setInterval(() => {
+      this.#track('sweep', this.#sweep(onLapse))
+    }, this.#options.leaseMs)
+    sweep.unref()
+    this.#timers.add(sweep)
+  }
+
+  async #sweep(onLapse: (runId: string) => Promise<void>) {
+    // A bounded batch per round: a backlog is worked through round after round
+    const due = await this.#redis.zrangebyscore(
+      this.#leasesKey,
+      '-inf',
+      Date.now(),
+      'LIMIT',
+      0,
+      100
+    )
+    for (const runId of due) {
+      const keys = this.#keys(runId)
+      const seq = await this.#redis.eval(
+        LAPSE_SCRIPT,
+        3,
+        keys.stream,
+        keys.lease,
+        keys.channel,
+        LAPSED_FRAME,
+        this.#options.retainFinishedMs
+      )
+      if (seq) {
+        debug('run %s: lease lapsed with no reader, ended as run_failed', runId)
+        await onLapse(runId)
+      }
+      // Ended (here, by a reader, or by its own instance) or alive: only a live lease keeps its entry
+      if (!(await this.#redis.exists(keys.lease))) await this.#redis.zrem(this.#leasesKey, runId)
     }
   }
 
