@@ -246,6 +246,16 @@ const GROUPS: Record<string, Group> = {
       'tests/pagination/combined_segments.spec.ts',
     ],
   },
+  // The runner's rules and cursor check (the rest of keyset-page) against the database specs
+  'keyset-runner-db': {
+    mutate: ['src/pagination/filter_runner.ts:60-245', 'src/pagination/keyset_page.ts:25-51'],
+    nodbTests: [
+      'tests/pagination/keyset_predicates.spec.ts',
+      'tests/pagination/keyset_pages.spec.ts',
+      'tests/pagination/runner_rules.spec.ts',
+    ],
+    tests: ['tests/pagination/filter_runner.spec.ts', 'tests/pagination/errors.spec.ts'],
+  },
   'keyset': {
     mutate: [
       'src/pagination/keyset.ts',

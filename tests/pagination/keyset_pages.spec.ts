@@ -57,7 +57,8 @@ async function seed(db: Database) {
     amount: ((index * 5) % 4) * 10,
     note_text: index % 4 === 0 ? null : `note ${index % 5}`,
     shipped_at: index % 3 === 1 ? null : `2025-01-0${1 + (index % 4)} 10:00:00.${index % 2}00`,
-    created_at: `2025-02-01 00:00:00.00${index % 3}`,
+    // Three values a microsecond apart: equal as milliseconds, different as the database's text
+    created_at: `2025-02-01 00:00:00.000${index % 3}00`,
   }))
   await db.table('items').multiInsert(rows)
 }
@@ -194,6 +195,26 @@ test.group('Keyset pages on SQLite', (group) => {
     })
     assert.deepEqual(ids(next), all.slice(1, 2))
     assert.equal(statements, 1)
+  })
+
+  test('read segment by segment, each segment asks only for the rows the page still lacks', async ({
+    assert,
+  }) => {
+    const { adapter, statements } = recordingAdapter({ combine: false })
+    const runner = items.with({ adapter })
+    const rows = await db.from('items').select('status')
+    const lead = rows.filter((row: any) => row.status === 'failed').length
+    const first = await runner.findPage(Item, { sort: 'status,-amount', paginate: { first: 1 } })
+    statements.length = 0
+    await runner.findPage(
+      Item,
+      { sort: 'status,-amount', paginate: { first: 10, after: first.endCursor! } },
+      { trustedPageSize: true }
+    )
+    // 11 rows asked (the page and one to see past it): the rest of the tie, then what it lacks
+    const [tie, beyond] = statements
+    assert.match(tie, /limit 11$/)
+    assert.match(beyond, new RegExp(`limit ${11 - (lead - 1)}$`))
   })
 
   test('a lead with many values and no NULLs never ends a group', async ({ assert }) => {
@@ -366,38 +387,96 @@ test.group('Keyset pages on SQLite', (group) => {
     }
   })
 
-  test('a nullable lead: the last value before the NULL block ends a group', async ({ assert }) => {
+  test('a nullable lead with many values: only the last value before the NULL block ends a group', async ({
+    assert,
+  }) => {
     const all = await expected('shipped_at desc, id desc')
     const nullRows = await db.from('items').whereNull('shipped_at').select('id')
     const nulls = new Set(nullRows.map((row: any) => row.id))
     const firstNull = all.findIndex((id: number) => nulls.has(id))
-    const page = await items.findPage(
-      Item,
-      {
-        sort: '-shippedAt',
-        paginate: { first: firstNull },
+    for (let size = 1; size < all.length; size++) {
+      const page = await items.findPage(
+        Item,
+        { sort: '-shippedAt', paginate: { first: size } },
+        { trustedPageSize: true }
+      )
+      // A change of value inside the non-NULL rows is no group end: the lead has many values
+      assert.equal(
+        readCursor(page.endCursor)?.segmentEnd,
+        size === firstNull ? 'after' : undefined,
+        `${size}`
+      )
+    }
+  })
+
+  /** The Lucid adapter, recording the SQL of every statement it runs */
+  function recordingAdapter(options: { combine: boolean }) {
+    const lucid = new LucidAdapter()
+    const statements: string[] = []
+    const adapter: KeysetAdapter = {
+      getResult: (query) => {
+        statements.push((query as any).toQuery())
+        return lucid.getResult(query)
       },
-      { trustedPageSize: true }
-    )
-    assert.equal(readCursor(page.endCursor)?.segmentEnd, 'after')
-    const inside = await items.findPage(
-      Item,
-      {
-        sort: '-shippedAt',
-        paginate: { first: firstNull + 1 },
-      },
-      { trustedPageSize: true }
-    )
-    assert.isUndefined(readCursor(inside.endCursor)?.segmentEnd)
-    const before = await items.findPage(
-      Item,
-      {
-        sort: '-shippedAt',
-        paginate: { first: firstNull - 1 },
-      },
-      { trustedPageSize: true }
-    )
-    assert.isUndefined(readCursor(before.endCursor)?.segmentEnd)
+      getPrimaryKey: (query) => lucid.getPrimaryKey(query),
+      applyKeysetPagination: (query, keyset, segment) =>
+        lucid.applyKeysetPagination(query, keyset, segment),
+      applyKeysetOrderAndLimit: (query, keyset, limit, segment) =>
+        lucid.applyKeysetOrderAndLimit(query, keyset, limit, segment),
+    }
+    if (options.combine) {
+      adapter.combineKeysetSegments = (query, keyset, segments, limit, context) =>
+        lucid.combineKeysetSegments(query as any, keyset, segments, limit, context)
+    }
+    return { adapter, statements }
+  }
+
+  test('a page that holds the last rows exactly has no next page and runs one statement', async ({
+    assert,
+  }) => {
+    const { adapter, statements } = recordingAdapter({ combine: true })
+    const runner = items.with({ adapter })
+    const [{ total }] = await db.from('items').where('status', 'paid').count('* as total')
+    const page = await runner.findPage(Item, {
+      sort: '-amount',
+      filter: { status: 'paid' },
+      paginate: { first: Number(total) },
+    })
+    assert.lengthOf(page.items, Number(total))
+    assert.isFalse(page.hasNext)
+    assert.isNull(page.nextCursor)
+    // Page 1 of a walk never probes for NULLs: its rows are checked as they are read
+    assert.lengthOf(statements, 1)
+  })
+
+  test('a walk ends with one probe for NULLs, in the sort columns not declared nullable only', async ({
+    assert,
+  }) => {
+    const { adapter, statements } = recordingAdapter({ combine: true })
+    const runner = items.with({ adapter })
+    const lastPage = async (sort: string) => {
+      let page = await runner.findPage(Item, { sort, paginate: { first: 10 } })
+      while (page.hasNext) {
+        statements.length = 0
+        page = await runner.findPage(Item, {
+          sort,
+          paginate: { first: 10, after: page.endCursor! },
+        })
+      }
+      return [...statements]
+    }
+
+    const walked = await lastPage('status,-amount')
+    const lastStatements = walked.map((sql) => sql.replace(/[`"]/g, ''))
+    const probe = lastStatements.pop()!
+    for (const read of lastStatements) assert.notInclude(read, 'IS NULL')
+    assert.include(probe, 'items.status IS NULL or items.amount IS NULL')
+    // Never the primary key, never a nullable column: their NULLs are not a misconfiguration
+    assert.notInclude(probe, 'items.id IS NULL')
+    assert.notInclude(probe, 'shipped_at IS NULL')
+
+    // Sorted by a nullable column and the key only: there is nothing to probe
+    assert.lengthOf(await lastPage('-shippedAt'), 1)
   })
 
   test('withTotal counts the filtered rows, not the page', async ({ assert }) => {
