@@ -29,7 +29,7 @@ export const agent: DemoFeature = {
       response.header('content-type', 'text/html; charset=utf-8')
       return layout(
         'Agent gateway',
-        `<p>Model: <strong class="${agentModel.scripted ? 'scripted-model' : ''}">${escapeHtml(agentModel.label)}</strong>.
+        `<p>Model: <strong>${escapeHtml(agentModel.label)}</strong>.
         ${agentModel.scripted ? 'Set <code>AGENT_MODEL=openai:gpt-4o-mini</code> (with <code>OPENAI_API_KEY</code>) or <code>anthropic:…</code> (with <code>ANTHROPIC_API_KEY</code>) to talk to a real one.' : ''}</p>
         <p>The demo has no login: every request is the fixed actor <strong>${escapeHtml(DEMO_ACTOR.id)}</strong>
         (roles ${escapeHtml(DEMO_ACTOR.roles?.join(', '))}), set by <code>actorResolver</code> in config/agent.ts,

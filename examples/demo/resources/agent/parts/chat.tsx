@@ -94,7 +94,8 @@ export function Chat({ onChange }: { onChange: () => void }) {
   }
 
   const cancel = () => {
-    if (live?.runId) void post(`/agent/chat/${live.runId}/cancel`).catch(() => {})
+    if (!live?.runId) return
+    post(`/agent/chat/${live.runId}/cancel`).catch((error: Error) => setNotice(error.message))
   }
 
   const decide = async (approved: boolean) => {
@@ -104,23 +105,26 @@ export function Chat({ onChange }: { onChange: () => void }) {
     const body = approved
       ? { toolCallId: approval.toolCallId }
       : { toolCallId: approval.toolCallId, reason: 'Rejected on the demo page' }
-    const { ok } = await post<{ ok: boolean }>(`/agent/tool-call/${route}`, body)
-    if (!ok) setNotice('This call was already decided (perhaps in the governance view).')
-    setLive(
-      (now) =>
-        now && {
-          ...now,
-          approval: { ...approval, decided: ok ? (approved ? 'approved' : 'rejected') : undefined },
-        }
-    )
+    try {
+      const { ok } = await post<{ ok: boolean }>(`/agent/tool-call/${route}`, body)
+      if (!ok) setNotice('This call was already decided (perhaps in the governance view).')
+      const decided = ok ? (approved ? 'approved' : 'rejected') : undefined
+      setLive((now) => now && { ...now, approval: { ...approval, decided } })
+    } catch (error) {
+      setNotice((error as Error).message)
+    }
     onChange()
   }
 
   const fork = async (messageId: number) => {
     if (!thread) return
-    const copy = await post<ThreadSummary>(`/agent/threads/${thread.id}/fork-from/${messageId}`)
-    await reloadThreads()
-    setSelected(copy.id)
+    try {
+      const copy = await post<ThreadSummary>(`/agent/threads/${thread.id}/fork-from/${messageId}`)
+      await reloadThreads()
+      setSelected(copy.id)
+    } catch (error) {
+      setNotice((error as Error).message)
+    }
   }
 
   const canRegenerate = !live && thread?.messages.some((message) => message.role === 'user')
