@@ -17,7 +17,9 @@ export function Bars({ bars, empty }: { bars: Bar[]; empty: string }) {
     <ul className="bars">
       {bars.map((bar) => (
         <li key={bar.key} data-key={bar.key}>
-          <span className="bar-label">{bar.label}</span>
+          <span className="bar-label" title={bar.label}>
+            {bar.label}
+          </span>
           <span className="bar-track">
             <span className="bar-fill" style={{ width: `${(bar.value / max) * 100}%` }} />
           </span>

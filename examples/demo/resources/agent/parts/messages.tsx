@@ -29,7 +29,7 @@ function Message({
           {message.content && <p>{message.content}</p>}
           {(message.toolCalls ?? []).map((call) => (
             <p key={call.toolCallId} className="tool-call">
-              calls <code>{call.toolName}</code> with <code>{JSON.stringify(call.input)}</code>
+              Calls <code>{call.toolName}</code> with <code>{JSON.stringify(call.input)}</code>
             </p>
           ))}
         </>
