@@ -17,7 +17,7 @@ export interface ScriptedRequest {
   tools?: Array<{ function?: { name?: string } }>
 }
 
-/** The refund tool's name in config/agent.ts */
+/** The name of the refund tool (features/agent_tools.ts) the script calls */
 export const REFUND_TOOL = 'refund_order'
 
 /** A user turn's text: string content or text parts, without the page context the gateway appends */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { defineTool } from 'adonis-atrium/agent'
+import { REFUND_TOOL } from './agent_script.ts'
 
 /** What the model sends to the refund tool */
 export interface RefundInput {
@@ -15,7 +16,7 @@ export interface RefundInput {
  */
 export const refundOrder = defineTool<RefundInput>({
   spec: {
-    name: 'refund_order',
+    name: REFUND_TOOL,
     description:
       'Refunds an order of the demo shop. Every refund waits for a person to approve it.',
     inputSchema: {
