@@ -15,10 +15,12 @@ export default defineConfig({
     () => import('@adonisjs/core/providers/hash_provider'),
     () => import('@adonisjs/core/providers/vinejs_provider'),
     () => import('@adonisjs/lucid/database_provider'),
+    () => import('./providers/demo_provider.ts'),
     () => import('adonis-atrium/providers/pagination_provider'),
     () => import('adonis-atrium/providers/payments_provider'),
     () => import('adonis-atrium/providers/collaboration_provider'),
     () => import('adonis-atrium/providers/console_provider'),
+    () => import('adonis-atrium/providers/agent_provider'),
   ],
   preloads: [() => import('./start/routes.ts'), () => import('./start/kernel.ts')],
 })

@@ -1,14 +1,11 @@
 import { test } from '@japa/runner'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { launchChromium, shows } from '../collaboration/browser_pages.ts'
+import { buildDemoPage, startDemo, stopDemo } from './demo_process.ts'
 
 /**
  * The demo's collaboration page as a person uses it: the demo app itself
@@ -16,91 +13,6 @@ import { launchChromium, shows } from '../collaboration/browser_pages.ts'
  * file) with the page Vite builds from examples/demo/resources, in two
  * Chromium windows.
  */
-
-const DEMO = fileURLToPath(new URL('../../examples/demo/', import.meta.url))
-
-/**
- * Builds the page as `npm run build:demo` does, in a process of its own so
- * that this one's NODE_ENV cannot make it a development build. The page
- * imports the package's build, which `npm run build` writes.
- */
-async function buildPage() {
-  if (
-    !existsSync(
-      fileURLToPath(new URL('../../build/src/collaboration/react/main.js', import.meta.url))
-    )
-  ) {
-    throw new Error('The demo uses the package build: run "npm run build" first')
-  }
-  const vite = join(
-    dirname(createRequire(import.meta.url).resolve('vite/package.json')),
-    'bin/vite.js'
-  )
-  const child = spawn(process.execPath, [vite, 'build', '--config', join(DEMO, 'vite.config.ts')], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, NODE_ENV: 'production' },
-  })
-  let errors = ''
-  child.stderr!.on('data', (chunk) => (errors += chunk))
-  const code = await new Promise((resolve) => child.once('exit', resolve))
-  if (code !== 0) throw new Error(`vite build exited with ${code}:\n${errors}`)
-}
-
-async function freePort() {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** Starts the demo on a free port with a fresh database; resolves once it listens */
-async function startDemo(databaseFile: string) {
-  const port = await freePort()
-  const child = spawn(
-    process.execPath,
-    ['--import=@poppinss/ts-exec', join(DEMO, 'bin/server.ts')],
-    {
-      cwd: DEMO,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        NODE_ENV: 'development',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        LOG_LEVEL: 'info',
-        DEMO_SQLITE_FILE: databaseFile,
-      },
-    }
-  )
-  let output = ''
-  let started = false
-  await new Promise<void>((resolve, reject) => {
-    // the pipes keep being read once it started (a full pipe would stall the demo), not kept
-    const collect = (chunk: Buffer) => {
-      if (started) return
-      output += chunk
-      if (output.includes('started HTTP server')) {
-        started = true
-        resolve()
-      }
-    }
-    child.stdout!.on('data', collect)
-    child.stderr!.on('data', collect)
-    child.once('exit', (code) => reject(new Error(`the demo exited with ${code}:\n${output}`)))
-  })
-  return { child, url: `http://127.0.0.1:${port}` }
-}
-
-/** Stops the demo as Ctrl+C would; one that has not ended 10 s later is killed */
-async function stop(child: ChildProcess) {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-  await exited
-  clearTimeout(timer)
-}
 
 /** Chromium's window on the page as `user`, once the notes and the to-do list are loaded */
 async function openAs(
@@ -135,12 +47,12 @@ test.group('Demo collaboration page in a real browser', (group) => {
   let databaseDir: string
   group.setup(async () => {
     databaseDir = await mkdtemp(join(tmpdir(), 'atrium-demo-'))
-    await buildPage()
+    await buildDemoPage('vite.config.ts')
     demo = await startDemo(join(databaseDir, 'demo.sqlite3'))
     browser = await launchChromium()
     return async () => {
       await browser.close()
-      await stop(demo.child)
+      await stopDemo(demo.child)
       await rm(databaseDir, { recursive: true, force: true })
     }
   })

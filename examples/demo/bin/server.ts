@@ -1,5 +1,6 @@
 /**
- * Starts the demo: runs the migrations, then serves on PORT (3333 by default).
+ * Starts the demo: serves on PORT (3333 by default). The demo's provider
+ * (providers/demo_provider.ts) runs the migrations while the app boots.
  */
 import { mkdir } from 'node:fs/promises'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
@@ -18,10 +19,6 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
       await import('../start/env.ts')
       // The SQLite file lives in tmp/: providers may query it while booting
       await mkdir(app.tmpPath(), { recursive: true })
-    })
-    app.booted(async () => {
-      const { migrate } = await import('../start/migrate.ts')
-      await migrate(app)
     })
     app.listen('SIGTERM', () => app.terminate())
     app.listen('SIGINT', () => app.terminate())

@@ -8,6 +8,7 @@ const NAV: [string, string][] = [
   ['/collaboration-demo', 'Collaboration'],
   ['/payments', 'Payment webhooks'],
   ['/pagination', 'Keyset pagination'],
+  ['/agent', 'Agent gateway'],
 ]
 
 /**

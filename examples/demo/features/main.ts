@@ -2,6 +2,7 @@ import type { Router } from '@adonisjs/core/http'
 import { pagination } from './pagination.ts'
 import { payments } from './payments.ts'
 import { collaboration } from './collaboration.ts'
+import { agent } from './agent.ts'
 
 /** The console's page and API are the provider's own routes: this entry only links to them */
 const operationsConsole: DemoFeature = {
@@ -22,4 +23,10 @@ export interface DemoFeature {
   routes(router: Router): void
 }
 
-export const features: DemoFeature[] = [collaboration, payments, pagination, operationsConsole]
+export const features: DemoFeature[] = [
+  collaboration,
+  payments,
+  pagination,
+  agent,
+  operationsConsole,
+]

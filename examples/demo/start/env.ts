@@ -31,6 +31,10 @@ export default await Env.create(new URL('../', import.meta.url), {
   PAGBANK_WEBHOOK_TOKEN: Env.schema.string.optional(),
   ADYEN_HMAC_KEY: Env.schema.string.optional(),
   COLLAB_TOKEN_SECRET: Env.schema.string.optional(),
+  /** The /agent page's model: unset for the local scripted one, or openai:<model>, anthropic:<model> */
+  AGENT_MODEL: Env.schema.string.optional(),
+  OPENAI_API_KEY: Env.schema.string.optional(),
+  ANTHROPIC_API_KEY: Env.schema.string.optional(),
   /** The SQLite file; tmp/demo.sqlite3 by default (tests point it elsewhere) */
   DEMO_SQLITE_FILE: Env.schema.string.optional(),
 })
