@@ -3,14 +3,18 @@ import { publishMigrationOnce } from '../shared/features.ts'
 import { stubsRoot } from '../../stubs/main.ts'
 
 /**
- * The console publishes config/console.ts, the console_entries,
- * console_rollups, console_entries_search and console_leases migrations
- * (once each), its provider and the optional CONSOLE_SESSION_SECRET variable.
+ * The console publishes config/console.ts (on the embedded SQLite store, so
+ * it needs better-sqlite3), the console_entries, console_rollups,
+ * console_entries_search and console_leases migrations (once each, for an
+ * app that moves the console to its own database), its provider and the
+ * optional CONSOLE_SESSION_SECRET variable. The embedded store registers its
+ * `console` connection at boot: nothing is added to config/database.ts.
  * `configure.ts` registers `adonis-atrium/commands` (console:prune) for every feature.
  */
 export const consoleInstaller: FeatureInstaller = {
   name: 'console',
   description: 'Operations console (preview): requests, queries and exceptions behind a gate',
+  packages: [{ name: 'better-sqlite3', isDevDependency: false }],
   async install(command, codemods) {
     await codemods.makeUsingStub(stubsRoot, 'config/console.stub', {})
     await publishMigrationOnce(command, codemods, stubsRoot, {
