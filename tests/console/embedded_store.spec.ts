@@ -34,11 +34,26 @@ async function embeddedApp(
     providers?: (() => Promise<any>)[]
     /** Drops console tables left on the app's database by earlier tests (default true) */
     cleanDatabase?: boolean
+    production?: boolean
   } = {}
 ) {
   const { config = {}, environment, providers = [] } = options
   // the app's own database starts without console tables, whatever ran before on it
   if (options.cleanDatabase !== false) await dropStubTables(await createDatabase(), 'console')
+  const previous = process.env.NODE_ENV
+  if (options.production) process.env.NODE_ENV = 'production'
+  try {
+    return await bootApp(config, environment, providers)
+  } finally {
+    process.env.NODE_ENV = previous
+  }
+}
+
+function bootApp(
+  config: ConsoleConfig,
+  environment: 'console' | undefined,
+  providers: (() => Promise<any>)[]
+) {
   return setupApp({
     database: true,
     environment,
@@ -200,6 +215,28 @@ test.group('Console embedded store', () => {
     )
     assert.include(printed, 'created and migrated by the console')
     assert.include(printed, 'tables: console_entries, console_rollups, console_entries_search')
+  }).timeout(60_000)
+
+  test("console:doctor warns that an embedded file in production is each instance's own", async ({
+    assert,
+  }) => {
+    const app = await embeddedApp({
+      config: { authorizer: () => true, authorizeAction: () => true },
+      environment: 'console',
+      production: true,
+    })
+    const { exitCode, report } = await doctor(app.app)
+
+    assert.equal(exitCode, 0, JSON.stringify(report.problems))
+    assert.isTrue(report.environment.production)
+    assert.isTrue(
+      report.warnings.some((warning: string) =>
+        warning.startsWith(
+          `storage is stores.embedded() in production: this instance's entries stay in ${app.app.tmpPath('console.sqlite3')}`
+        )
+      ),
+      JSON.stringify(report.warnings)
+    )
   }).timeout(60_000)
 
   test('a console connection of config/database.ts is used as is: the app migrates it', async ({
