@@ -1,6 +1,7 @@
 import type { FeatureInstaller } from '../shared/features.ts'
 import { publishMigrationOnce } from '../shared/features.ts'
 import { stubsRoot } from '../../stubs/main.ts'
+import { CONSOLE_MIGRATIONS } from './stores/embedded.ts'
 
 /**
  * The console publishes config/console.ts (on the embedded SQLite store, so
@@ -17,25 +18,14 @@ export const consoleInstaller: FeatureInstaller = {
   packages: [{ name: 'better-sqlite3', isDevDependency: false }],
   async install(command, codemods) {
     await codemods.makeUsingStub(stubsRoot, 'config/console.stub', {})
-    await publishMigrationOnce(command, codemods, stubsRoot, {
-      stub: 'make/migration/console_entries.stub',
-      tableName: 'console_entries',
-    })
-    await publishMigrationOnce(command, codemods, stubsRoot, {
-      stub: 'make/migration/console_rollups.stub',
-      tableName: 'console_rollups',
-      order: 1,
-    })
-    await publishMigrationOnce(command, codemods, stubsRoot, {
-      stub: 'make/migration/console_entries_search.stub',
-      tableName: 'console_entries_search',
-      order: 2,
-    })
-    await publishMigrationOnce(command, codemods, stubsRoot, {
-      stub: 'make/migration/console_leases.stub',
-      tableName: 'console_leases',
-      order: 3,
-    })
+    // in timestamp order: the search migration alters console_entries, so it runs after it
+    for (const [order, tableName] of CONSOLE_MIGRATIONS.entries()) {
+      await publishMigrationOnce(command, codemods, stubsRoot, {
+        stub: `make/migration/${tableName}.stub`,
+        tableName,
+        order,
+      })
+    }
     await codemods.updateRcFile((rcFile) => {
       rcFile.addProvider('adonis-atrium/providers/console_provider')
     })
