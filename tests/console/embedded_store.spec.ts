@@ -1,4 +1,6 @@
-import { stat } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { mkdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
 import { createRequire, registerHooks } from 'node:module'
 import { test } from '@japa/runner'
 import ConsoleDoctor from '../../commands/console_doctor.ts'
@@ -92,6 +94,35 @@ class AppConsoleConnectionProvider {
     const db = await this.app.container.make('lucid.db')
     db.manager.add('console', db.manager.get(db.primaryConnectionName)!.config)
   }
+}
+
+const MIGRATOR = new URL('./fixtures/embedded_migrator.ts', import.meta.url).pathname
+
+/**
+ * A process about to boot on the embedded file of `directory`: `ready` once
+ * it is loaded, `go()` starts its boot migration, `done` has its exit code,
+ * the stubs it ran and its stderr.
+ */
+function migrator(directory: string) {
+  const child = spawn(process.execPath, ['--import=@poppinss/ts-exec', MIGRATOR, directory], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  let onReady: () => void
+  const ready = new Promise<void>((resolve) => (onReady = resolve))
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk
+    if (stdout.startsWith('ready\n')) onReady()
+  })
+  child.stderr.on('data', (chunk) => (stderr += chunk))
+  const done = new Promise<{ code: number | null; ran: string[]; stderr: string }>((resolve) =>
+    child.once('close', (code) => {
+      const last = stdout.trim().split('\n').at(-1) ?? ''
+      resolve({ code, ran: last.startsWith('[') ? JSON.parse(last) : [], stderr })
+    })
+  )
+  return { ready, done, go: () => child.stdin.end('go\n') }
 }
 
 /** Reads the console's file directly, as another process would */
@@ -279,6 +310,26 @@ test.group('Console embedded store', () => {
     } finally {
       hooks.deregister()
     }
+  }).timeout(60_000)
+
+  test('two processes booting on a new file both come up, and each stub runs once', async ({
+    assert,
+    fs,
+  }) => {
+    await mkdir(fs.basePath, { recursive: true })
+    const processes = [migrator(fs.basePath), migrator(fs.basePath)]
+    await Promise.all(processes.map((process) => process.ready))
+    for (const process of processes) process.go()
+    const results = await Promise.all(processes.map((process) => process.done))
+
+    for (const result of results) assert.equal(result.code, 0, result.stderr)
+    // the loser of the race ran nothing: the winner's stubs were recorded when it retried
+    assert.sameOrderedMembers(
+      results.flatMap((result) => result.ran).sort(),
+      [...MIGRATION_STUBS.console].sort()
+    )
+    const stored = readFile(join(fs.basePath, 'console.sqlite3'))
+    assert.sameMembers(stored.migrations, [...MIGRATION_STUBS.console])
   }).timeout(60_000)
 
   test('stores.embedded({ path }) takes a relative path from the app root', async ({ assert }) => {

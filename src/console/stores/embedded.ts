@@ -32,6 +32,9 @@ export const EMBEDDED_MIGRATIONS_TABLE = 'console_migrations'
 /** Attempts of a boot migration that another process holds the write lock against */
 const MIGRATE_ATTEMPTS = 5
 
+/** Where the stubs are written to be imported: the app's tmp folder */
+type TmpFolder = Pick<ApplicationService, 'tmpPath'>
+
 /** What the embedded store resolved to at boot */
 export interface EmbeddedStorage {
   /** The file the console created and migrates; false when config/database.ts defines `console` */
@@ -97,11 +100,14 @@ function isBusy(error: unknown) {
 
 /**
  * Runs the stubs the file has not run yet, and records them, in one
- * transaction. Two processes booting on a new file race for SQLite's write
- * lock: the loser's transaction fails busy and is retried, and then finds
- * the stubs recorded.
+ * transaction. Two processes booting on a new file queue on SQLite's write
+ * lock: the second waits (busy timeout) and then finds the stubs recorded; a
+ * transaction that still fails busy is retried.
  */
-export async function migrateEmbedded(app: ApplicationService, client: QueryClientContract) {
+export async function migrateEmbedded(app: TmpFolder, client: QueryClientContract) {
+  await client.rawQuery(
+    `CREATE TABLE IF NOT EXISTS ${EMBEDDED_MIGRATIONS_TABLE} (name varchar(100) PRIMARY KEY, migrated_at bigint NOT NULL)`
+  )
   for (let attempt = 1; ; attempt++) {
     try {
       return await client.transaction((trx) => migratePending(app, trx))
@@ -112,13 +118,10 @@ export async function migrateEmbedded(app: ApplicationService, client: QueryClie
   }
 }
 
-async function migratePending(app: ApplicationService, trx: TransactionClientContract) {
-  if (!(await trx.schema.hasTable(EMBEDDED_MIGRATIONS_TABLE))) {
-    await trx.schema.createTable(EMBEDDED_MIGRATIONS_TABLE, (table) => {
-      table.string('name', 100).primary()
-      table.bigInteger('migrated_at').notNullable()
-    })
-  }
+async function migratePending(app: TmpFolder, trx: TransactionClientContract) {
+  // a write first: SQLite makes a transaction that read before it writes fail
+  // at once when another process holds the write lock; one that writes first waits for it
+  await trx.from(EMBEDDED_MIGRATIONS_TABLE).where('name', '').delete()
   const rows = await trx.from(EMBEDDED_MIGRATIONS_TABLE).select('name')
   const done = new Set(rows.map((row: { name: string }) => row.name))
   const pending = CONSOLE_MIGRATIONS.filter((name) => !done.has(name))
@@ -138,7 +141,7 @@ async function migratePending(app: ApplicationService, trx: TransactionClientCon
  * its Lucid import pointed at the Lucid this package uses, imported, and
  * removed so `node ace build` never compiles it.
  */
-async function loadStub(app: ApplicationService, name: string): Promise<typeof BaseSchema> {
+async function loadStub(app: TmpFolder, name: string): Promise<typeof BaseSchema> {
   const source = await readFile(join(stubsRoot, 'make/migration', `${name}.stub`), 'utf8')
   // one folder per process: two processes booting on one app never remove each other's files
   const folder = app.tmpPath(`console-migrations-${process.pid}`)
