@@ -7,6 +7,12 @@ function duration(ms: number) {
   return `${ms}ms`
 }
 
+function bytes(size: number) {
+  if (size >= 1024 * 1024) return `${(size / 1024 / 1024).toFixed(1)} MB`
+  if (size >= 1024) return `${(size / 1024).toFixed(1)} KB`
+  return `${size} bytes`
+}
+
 /**
  * Prints the console's effective setup: gates, storage, retention, recorder
  * and watchers with their optional packages. Exits 1 naming each problem
@@ -38,7 +44,8 @@ export default class ConsoleDoctor extends BaseCommand {
       `  dashboardAuth: ${gates.dashboardAuth ? `modes ${gates.dashboardAuth.modes.join(', ')}, ttl ${duration(gates.dashboardAuth.ttlMs)}` : 'not set'}`,
       `  authorizer: ${yesNo(gates.authorizer)}; authorizeAction: ${yesNo(gates.authorizeAction)}; mcp: ${gates.mcp}`,
       `  client errors endpoint: ${gates.clientErrors.enabled ? `on (${gates.clientErrors.maxBodyBytes} bytes, ${gates.clientErrors.perMinute}/min, burst ${gates.clientErrors.burst})` : 'off'}`,
-      `Storage: ${storage.driver}${storage.connection ? `, connection ${storage.connection}` : ''}${storage.client ? ` (${storage.client})` : ''}${storage.file ? `, file ${storage.file}` : ''}${storage.threaded ? ', writer thread' : ''}; ${storage.ready ? 'ready' : 'NOT READY'}${storage.rollups === false ? '; NO ROLLUPS TABLE' : ''}${storage.search === false ? '; NO SEARCH INDEX' : ''}${storage.leases === false ? '; NO LEASES TABLE' : ''}`,
+      `Storage: ${storage.driver}${storage.connection ? `, connection ${storage.connection}` : ''}${storage.client ? ` (${storage.client})` : ''}${storage.file ? `, file ${storage.file}` : ''}${storage.bytes !== undefined ? ` (${bytes(storage.bytes)})` : ''}${storage.owned === true ? ', created and migrated by the console' : storage.owned === false ? ', defined in config/database.ts' : ''}${storage.threaded ? ', writer thread' : ''}; ${storage.ready ? 'ready' : 'NOT READY'}${storage.rollups === false ? '; NO ROLLUPS TABLE' : ''}${storage.search === false ? '; NO SEARCH INDEX' : ''}${storage.leases === false ? '; NO LEASES TABLE' : ''}`,
+      ...(storage.tables ? [`  tables: ${storage.tables.join(', ') || 'none'}`] : []),
       `Retention: after ${retention.afterMs === null ? 'never' : duration(retention.afterMs)}` +
         Object.entries(retention.perTypeMs)
           .map(([type, ms]) => `, ${type} after ${duration(ms)}`)

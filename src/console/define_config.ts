@@ -157,10 +157,31 @@ function mountPath(path: string | undefined): string {
 }
 
 /**
- * Stores for `storage`. The Lucid store writes to the app's default
+ * Stores for `storage`. The embedded store is the console's own SQLite file
+ * (config/console.ts's default); the Lucid store writes to the app's default
  * connection unless one is named; the memory store is for tests.
  */
 export const stores = {
+  embedded(options: { path?: string; writerThread?: boolean } = {}): ConsoleStoreFactory {
+    if (options.path !== undefined && (typeof options.path !== 'string' || !options.path)) {
+      fail(
+        `Invalid "storage" in ${FILE}: stores.embedded({ path }) takes a file path, or no path for tmp/console.sqlite3`
+      )
+    }
+    return {
+      driver: 'embedded',
+      resolver: async (app) => {
+        const { EMBEDDED_CONNECTION, openEmbedded } = await import('./stores/embedded.ts')
+        const { LucidConsoleStore } = await import('./stores/lucid.ts')
+        const db = await app.container.make('lucid.db')
+        const embedded = await openEmbedded(app, db, options.path)
+        return new LucidConsoleStore(db, EMBEDDED_CONNECTION, {
+          writerThread: options.writerThread,
+          embedded,
+        })
+      },
+    }
+  },
   database(options: { connection?: string; writerThread?: boolean } = {}): ConsoleStoreFactory {
     return {
       driver: 'database',

@@ -108,6 +108,11 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
   if (storage.driver === 'memory' && app.inProduction) {
     warnings.push('storage is stores.memory(): entries are lost on every restart')
   }
+  if (storage.driver === 'embedded' && storage.owned && app.inProduction) {
+    warnings.push(
+      `storage is stores.embedded() in production: this instance's entries stay in ${storage.file}, on its own disk (lost with the container, not seen by other instances). Use stores.database() to share them`
+    )
+  }
 
   const prune = config.prune
   if (!hasPruneRules(prune)) {

@@ -14,7 +14,7 @@ async function install(fs: FileSystem) {
 }
 
 test.group('Console configure', () => {
-  test('publishes the config, the console_entries, console_rollups, console_entries_search and console_leases migrations once, the provider and the env variable', async ({
+  test('publishes the config on the embedded store, the console_entries, console_rollups, console_entries_search and console_leases migrations once, the provider and the env variable', async ({
     assert,
     fs,
   }) => {
@@ -22,6 +22,7 @@ test.group('Console configure', () => {
     await install(fs)
 
     await assert.fileContains('config/console.ts', "from 'adonis-atrium/console'")
+    await assert.fileContains('config/console.ts', 'storage: stores.embedded(),')
     await assert.fileContains('config/console.ts', 'watchers.queries({ slowMs: 100 })')
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     assert.lengthOf(files, 4, JSON.stringify(files))
@@ -42,5 +43,7 @@ test.group('Console configure', () => {
       'CONSOLE_SESSION_SECRET: Env.schema.string.optional()'
     )
     await assert.fileContains('.env', 'CONSOLE_SESSION_SECRET')
+    // the embedded store registers its connection at boot: config/database.ts is not touched
+    await assert.fileNotExists('config/database.ts')
   }).timeout(60_000)
 })

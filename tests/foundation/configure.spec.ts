@@ -9,9 +9,10 @@ import { FEATURE_INSTALLERS } from '../../configure.ts'
 import { PACKAGE_ENTRY, setupConsoleApp } from '../helpers.ts'
 
 /** What `configure` lists for every feature: one line, one command */
-const ALL_PACKAGES = 'npm i yjs y-protocols lib0 ws stripe ai @ai-sdk/anthropic'
+const ALL_PACKAGES = 'npm i yjs y-protocols lib0 ws stripe ai @ai-sdk/anthropic better-sqlite3'
 /** The same line as Ace's raw (test) logger writes it: `yellow(npm i) yjs ...` */
-const ALL_PACKAGES_RAW = 'yellow(npm i) yjs y-protocols lib0 ws stripe ai @ai-sdk/anthropic'
+const ALL_PACKAGES_RAW =
+  'yellow(npm i) yjs y-protocols lib0 ws stripe ai @ai-sdk/anthropic better-sqlite3'
 
 function count(haystack: string, needle: string) {
   return haystack.split(needle).length - 1
@@ -166,7 +167,9 @@ test.group('Configure', (group) => {
     fs,
   }) => {
     const ace = await setupConsoleApp(fs)
-    ace.prompt.trap('Install yjs, y-protocols, lib0, ws, stripe, ai, @ai-sdk/anthropic?').reject()
+    ace.prompt
+      .trap('Install yjs, y-protocols, lib0, ws, stripe, ai, @ai-sdk/anthropic, better-sqlite3?')
+      .reject()
     const command = await ace.create(Configure, [PACKAGE_ENTRY, '--features=all'])
     await command.exec()
 

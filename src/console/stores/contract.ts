@@ -72,6 +72,15 @@ export interface StoreDescription {
   leases?: boolean
   /** False when the console_entries_search migration has not run: search answers 503 */
   search?: boolean
+  /**
+   * `stores.embedded()`: whether the console created the file and migrates it
+   * at boot (false when config/database.ts defines the `console` connection)
+   */
+  owned?: boolean
+  /** Bytes of the SQLite file with its write-ahead log */
+  bytes?: number
+  /** The console's tables present on the connection */
+  tables?: string[]
 }
 
 /**

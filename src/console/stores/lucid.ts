@@ -7,6 +7,7 @@ import { rollupsOf } from '../rollups/route_minute.ts'
 import { hasSearchIndex, searchUnavailable, whereSummaryHas } from './lucid_search.ts'
 import { acquireLease, LEASES_TABLE, releaseLease } from './lucid_leases.ts'
 import debug from '../debug.ts'
+import { sqliteFileBytes, type EmbeddedStorage } from './embedded.ts'
 import { retryingTransaction } from '../../shared/transactions.ts'
 import type { ConsoleEntry, ConsoleEntrySummary, EntryType } from '../types.ts'
 import type {
@@ -51,9 +52,18 @@ function entryOf(model: ConsoleEntryModel): ConsoleEntry {
   return { ...summaryOf(model), content: model.content }
 }
 
+/** Options of the Lucid store beyond its connection */
+export interface LucidStoreOptions {
+  /** False keeps SQLite flushes and prune deletes on the main thread */
+  writerThread?: boolean
+  /** Set by `stores.embedded()`: what it resolved to at boot */
+  embedded?: EmbeddedStorage
+}
+
 /**
  * Entries in `console_entries` through the `ConsoleEntryModel` Lucid model,
- * on the app's default connection or the one named in `stores.database()`.
+ * on the app's default connection, the one named in `stores.database()`, or
+ * the `console` connection of `stores.embedded()`.
  * A flush is one transaction of bulk inserts (see bulk_insert.ts).
  */
 export class LucidConsoleStore implements ConsoleStore {
@@ -61,13 +71,21 @@ export class LucidConsoleStore implements ConsoleStore {
   #connection?: string
   #writer?: SqliteWriter
   #hasRollups?: Promise<boolean>
+  #embedded?: EmbeddedStorage
 
-  constructor(db: Database, connection?: string, options: { writerThread?: boolean } = {}) {
+  constructor(db: Database, connection?: string, options: LucidStoreOptions = {}) {
     this.#db = db
     this.#connection = connection
+    this.#embedded = options.embedded
     if (options.writerThread !== false) {
       const config = db.manager.get(connection ?? db.primaryConnectionName)?.config
-      if (config) this.#writer = SqliteWriter.forConnection(config.client, config.connection)
+      if (config) {
+        this.#writer = SqliteWriter.forConnection(
+          config.client,
+          config.connection,
+          options.embedded?.owned === true
+        )
+      }
     }
   }
 
@@ -152,18 +170,22 @@ export class LucidConsoleStore implements ConsoleStore {
     const connection = this.#connection ?? this.#db.primaryConnectionName
     const config = this.#db.manager.get(connection)?.config
     const description: StoreDescription = {
-      driver: 'database',
+      driver: this.#embedded ? 'embedded' : 'database',
       connection,
       threaded: this.threaded,
       ready: false,
     }
+    if (this.#embedded) description.owned = this.#embedded.owned
     if (!config) {
       description.problem = `connection "${connection}" is not defined in config/database.ts`
       return description
     }
     description.client = config.client
     const filename = (config.connection as { filename?: unknown } | undefined)?.filename
-    if (typeof filename === 'string') description.file = filename
+    if (typeof filename === 'string') {
+      description.file = filename
+      description.bytes = await sqliteFileBytes(filename)
+    }
     try {
       description.ready = await this.#client().schema.hasTable(ConsoleEntryModel.table)
       if (!description.ready) {
@@ -172,6 +194,13 @@ export class LucidConsoleStore implements ConsoleStore {
       description.rollups = await this.#client().schema.hasTable(ROLLUPS_TABLE)
       description.search = await hasSearchIndex(this.#client())
       description.leases = await this.#client().schema.hasTable(LEASES_TABLE)
+      const present: [string, boolean | undefined][] = [
+        [ConsoleEntryModel.table, description.ready],
+        [ROLLUPS_TABLE, description.rollups],
+        ['console_entries_search', description.search],
+        [LEASES_TABLE, description.leases],
+      ]
+      description.tables = present.filter(([, exists]) => exists).map(([table]) => table)
     } catch (error) {
       description.problem = `connection "${connection}" failed: ${(error as Error).message}`
     }

@@ -36,13 +36,16 @@ const DELETE_ROLLUPS = `DELETE FROM console_rollups WHERE id IN (SELECT id FROM 
 export class SqliteWriter {
   #filename: string
   #driver: string
+  #relaxedSync: boolean
   #worker?: Worker
   #pending = new Map<number, Pending>()
   #seq = 0
 
-  constructor(filename: string, driver: string) {
+  /** `relaxedSync`: `synchronous = NORMAL` on the thread's connection, for a file the console owns */
+  constructor(filename: string, driver: string, relaxedSync = false) {
     this.#filename = filename
     this.#driver = driver
+    this.#relaxedSync = relaxedSync
   }
 
   /**
@@ -50,7 +53,7 @@ export class SqliteWriter {
    * (an in-memory database is private to its connection; other drivers are
    * asynchronous already).
    */
-  static forConnection(clientName: string, connection: unknown) {
+  static forConnection(clientName: string, connection: unknown, relaxedSync = false) {
     if (clientName !== 'better-sqlite3') return undefined
     const filename = (connection as { filename?: unknown } | undefined)?.filename
     if (typeof filename !== 'string' || !filename || filename === ':memory:') return undefined
@@ -61,13 +64,17 @@ export class SqliteWriter {
     } catch {
       return undefined
     }
-    return new SqliteWriter(filename, driver)
+    return new SqliteWriter(filename, driver, relaxedSync)
   }
 
   #start() {
     const file = new URL(`./sqlite_writer_worker${extname(import.meta.url)}`, import.meta.url)
     const worker = new Worker(file, {
-      workerData: { driver: this.#driver, filename: this.#filename },
+      workerData: {
+        driver: this.#driver,
+        filename: this.#filename,
+        relaxedSync: this.#relaxedSync,
+      },
     })
     worker.unref()
     const fail = (error: Error) => {

@@ -25,12 +25,18 @@ interface DeleteMessage {
   params: unknown[]
 }
 
-const { driver, filename } = workerData as { driver: string; filename: string }
+const { driver, filename, relaxedSync } = workerData as {
+  driver: string
+  filename: string
+  relaxedSync: boolean
+}
 const Database = createRequire(import.meta.url)(driver)
 const db = new Database(filename)
 // readers (the app, the console API) keep reading while this thread writes
 db.pragma('journal_mode = WAL')
 db.pragma('busy_timeout = 5000')
+// the console's own file: in WAL, a power loss may drop the last flushes but never corrupts it
+if (relaxedSync) db.pragma('synchronous = NORMAL')
 
 const statements = new Map<string, any>()
 function prepared(sql: string) {
