@@ -27,6 +27,7 @@ const DATABASE_FREE = [
   'tests/payments/payment_transitions.spec.ts',
   'tests/payments/dispute_subscription_transitions.spec.ts',
   'tests/collaboration/token_edges.spec.ts',
+  'tests/collaboration/yjs_content.spec.ts',
   'tests/collaboration/client*.spec.ts',
   'tests/demo/**/*.spec.ts',
   'tests/payments/sdk_gateways_mapping.spec.ts',

@@ -30,6 +30,11 @@ export function rootKinds(doc: Y.Doc): Map<string, RootKind> {
           kinds.set(name, 'text')
           break
         }
+        // An XML fragment's children are XML nodes; an array's shared values are any other type
+        if (content instanceof Y.ContentType && isXmlNode(content.type)) {
+          kinds.set(name, 'xml')
+          break
+        }
         if (
           content instanceof Y.ContentAny ||
           content instanceof Y.ContentType ||
@@ -44,6 +49,10 @@ export function rootKinds(doc: Y.Doc): Map<string, RootKind> {
     }
   }
   return kinds
+}
+
+function isXmlNode(type: unknown) {
+  return type instanceof Y.XmlElement || type instanceof Y.XmlText || type instanceof Y.XmlHook
 }
 
 export function docFromState(state: Uint8Array): Y.Doc {
