@@ -163,8 +163,13 @@ test.group('Agent Redis run log with a killed instance', () => {
       },
     ])
     assert.deepEqual(await within(reader.sse.rest(), 10_000, () => 'B kept the stream open'), [])
+    // Whoever ended it (this reader, or a sweep) records the row after the frame is out
+    await pollUntil(
+      async () => (await runStatus(b.manager, runId)) === 'failed',
+      10_000,
+      () => 'The run ended with run_failed but its row stayed running'
+    )
     const run = await b.manager.config.store.findRun(runId)
-    assert.equal(run?.status, 'failed')
     assert.equal(run?.errorCode, 'run_failed')
 
     // A later reader, on B too, gets the same end from the stored run
