@@ -42,6 +42,7 @@ const DATABASE_FREE = [
   // its host queries run on an in-memory SQLite of its own, not the run's database
   'tests/console/dashboard_browser.spec.ts',
   'tests/console/dashboard_tail_replay_browser.spec.ts',
+  'tests/console/extensions_browser.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 

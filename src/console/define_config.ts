@@ -13,6 +13,7 @@ import { resolveProfiling } from './profiling/config.ts'
 import { resolvePrune } from './retention/config.ts'
 import { resolveTracing } from './trace_context.ts'
 import { resolveAlerts } from './alerts/config.ts'
+import { pruneCustomTypes, resolveExtensions } from './extensions/define_extension.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -224,11 +225,12 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
   const capture = config.requestCapture ?? {}
   const buffer = config.buffer ?? {}
   const maxEntries = Math.max(1, positiveInteger(buffer.maxEntries, 'buffer.maxEntries', 10_000))
+  const extensions = resolveExtensions(config.extensions, config.watchers ?? [])
   return {
     enabled: config.enabled ?? true,
     path: mountPath(config.path),
     storage: config.storage ?? stores.database(),
-    watchers: config.watchers ?? [],
+    watchers: extensions.watchers,
     sampling,
     redact: {
       headers: [...DEFAULT_REDACTED_HEADERS, ...(redact.headers ?? [])].map((h) => h.toLowerCase()),
@@ -248,6 +250,8 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
       skipBody: capture.skipBody,
     },
     registerRequestMiddleware: config.registerRequestMiddleware ?? true,
+    extensions: extensions.extensions,
+    customEntryTypes: extensions.entryTypes,
     resolveUser: config.resolveUser ?? defaultResolveUser,
     exceptions: {
       captureHttp4xx: config.exceptions?.captureHttp4xx ?? false,
@@ -270,7 +274,11 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
         positiveInteger(buffer.flushIntervalMs, 'buffer.flushIntervalMs', 1000)
       ),
     },
-    prune: resolvePrune(config.prune, config.archive),
+    prune: pruneCustomTypes(
+      resolvePrune(config.prune, config.archive),
+      config,
+      extensions.entryTypes
+    ),
     clientErrors: resolveClientErrors(config.clientErrors),
     pulse: resolvePulse(config.pulse),
     authorizer: config.authorizer,

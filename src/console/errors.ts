@@ -182,3 +182,15 @@ export class ConsoleLeasesMissingException extends AtriumException {
 export const E_CONSOLE_PRUNE_BUSY = ConsolePruneBusyException
 export const E_CONSOLE_ARCHIVE_FAILED = ConsoleArchiveFailedException
 export const E_CONSOLE_LEASES_MISSING = ConsoleLeasesMissingException
+
+/**
+ * An extension's data provider threw or answered something that is not
+ * JSON: 502 naming the extension and the provider, never the error's text
+ * (it is logged).
+ */
+export class ConsoleExtensionFailedException extends AtriumException {
+  static status = 502
+  static code = 'E_CONSOLE_EXTENSION_FAILED'
+}
+
+export const E_CONSOLE_EXTENSION_FAILED = ConsoleExtensionFailedException

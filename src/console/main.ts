@@ -9,6 +9,17 @@ export { explainWithLucid } from './http/explain.ts'
 export type { QueryExplainer, RecordedQuery } from './http/explain.ts'
 export type { ConsoleManager } from './manager.ts'
 export { ENTRY_TYPES } from './types.ts'
+export { consoleMountPaths, isConsolePath } from './mount_paths.ts'
+export { defineConsoleExtension } from './extensions/define_extension.ts'
+export type {
+  ConsoleDataProvider,
+  ConsoleExtension,
+  ConsoleExtensionOptions,
+  ConsoleExtensionPage,
+  ConsoleWatcherContext,
+  CustomEntry,
+  CustomWatcher,
+} from './extensions/types.ts'
 export { alertRules } from './alerts/config.ts'
 export { alertChannels } from './alerts/channels.ts'
 export type {

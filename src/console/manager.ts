@@ -23,6 +23,7 @@ import { RedisWatcher, type RedisManagerLike } from './watchers/redis_watcher.ts
 import { RequestWatcher } from './watchers/request_watcher.ts'
 import { ProcessCrashWatcher } from './watchers/process_crash_watcher.ts'
 import { AlertEvaluator } from './alerts/evaluator.ts'
+import { forgetMountedConsole, rememberMountedConsole } from './mount_paths.ts'
 
 /**
  * What `atrium.console` resolves to: the store, the recorder and its
@@ -64,6 +65,7 @@ export class ConsoleManager {
     this.#logger = logger
     this.config = config
     this.store = store
+    rememberMountedConsole(config)
     this.recorder = new ConsoleRecorder(config, store, logger)
     this.sessions = config.dashboardAuth
       ? new DashboardSessions(config.dashboardAuth, config.path, logger)
@@ -112,6 +114,11 @@ export class ConsoleManager {
     )
   }
 
+  /** The app's logger, where the console's parts warn */
+  get logger() {
+    return this.#logger
+  }
+
   /** Where this app's HTTP server listens, for the requests the console replays */
   async ownUrl(): Promise<string> {
     return loopbackUrl(await this.#app.container.make('server'))()
@@ -154,7 +161,13 @@ export class ConsoleManager {
     this.#exceptionWatcher.install()
     this.#crashWatcher?.install()
     for (const watcher of this.config.watchers) {
-      if (watcher.name === 'queries') {
+      if (watcher.install) {
+        const { startCustomWatcher } = await import('./extensions/custom_watchers.ts')
+        const custom = { ...watcher, install: watcher.install }
+        this.#others.push(
+          await startCustomWatcher(this.#app, this.config, this.recorder, custom, this.#logger)
+        )
+      } else if (watcher.name === 'queries') {
         const query = new QueryWatcher(this.config, this.recorder, watcher.options)
         query.install(await this.#app.container.make('lucid.db'))
         this.#queryWatchers.push(query)
@@ -241,6 +254,7 @@ export class ConsoleManager {
 
   /** Stops recording and writes what is buffered */
   async shutdown() {
+    forgetMountedConsole(this.config)
     this.overload?.stop()
     await this.pruner.stop()
     await this.alerts?.stop()

@@ -5,6 +5,7 @@ import type { ProfilingOptions, ResolvedProfiling } from './profiling/config.ts'
 import type { QueryExplainer } from './http/explain.ts'
 import type { TraceContextOption } from './trace_context.ts'
 import type { AlertsOptions, ResolvedAlerts } from './alerts/config.ts'
+import type { ConsoleExtension, CustomWatcher } from './extensions/types.ts'
 
 /** A duration: `'8h'`, `'30m'`, `'24h'`, or milliseconds */
 export type Duration = string | number
@@ -106,6 +107,10 @@ export interface WatcherDescriptor {
   options: Record<string, unknown>
   /** The optional package the watcher reads from (`@adonisjs/redis`), checked at boot */
   package?: string
+  /** A custom watcher's own start (an extension's); the console starts it instead of a built-in */
+  install?: CustomWatcher['install']
+  /** The extension that brought this watcher */
+  extension?: string
 }
 
 /** `clientErrors`: the public endpoint browsers report their errors to */
@@ -210,7 +215,13 @@ export interface ConsoleConfig {
   sampling?: Partial<Record<EntryType, number>>
   redact?: RedactOptions
   requestCapture?: RequestCaptureOptions
+  /**
+   * Registers the request watcher as server middleware (`true`); `false`
+   * leaves it to the app, which skips `consoleMountPaths()`
+   */
   registerRequestMiddleware?: boolean
+  /** Watchers, entry types, data providers and pages of the app's own (`defineConsoleExtension`) */
+  extensions?: ConsoleExtension[]
   resolveUser?: (ctx: HttpContext) => ConsoleSessionUser | null | undefined
   exceptions?: {
     captureHttp4xx?: boolean
@@ -296,6 +307,8 @@ export interface ResolvedPrune {
   batchSize: number
   maxBatchesPerCycle: number
   batchPauseMs: number
+  /** The extensions' entry types, pruned after the built-in ones */
+  customTypes?: EntryType[]
 }
 
 /** `config/console.ts` after `defineConfig` and the provider resolved it */
@@ -310,6 +323,9 @@ export interface ResolvedConsoleConfig {
     skipBody?: RequestCaptureOptions['skipBody']
   }
   registerRequestMiddleware: boolean
+  extensions: ConsoleExtension[]
+  /** The entry types the extensions declare, beside the built-in ones */
+  customEntryTypes: string[]
   resolveUser: (ctx: HttpContext) => ConsoleSessionUser | null | undefined
   exceptions: { captureHttp4xx: boolean; processCrashes: false | { flushTimeoutMs: number } }
   slowRequestMs: number

@@ -109,8 +109,9 @@ export class EntriesController {
   search = async (ctx: HttpContext) => {
     const qs = ctx.request.qs()
     const type = qs.type
-    if (type !== undefined && !(ENTRY_TYPES as readonly unknown[]).includes(type)) {
-      invalid('type', `"type" must be one of ${ENTRY_TYPES.join(', ')}`)
+    const types = [...ENTRY_TYPES, ...this.#manager.config.customEntryTypes]
+    if (type !== undefined && !types.includes(type)) {
+      invalid('type', `"type" must be one of ${types.join(', ')}`)
     }
     const query = parseListQuery(type as EntryType | undefined, qs)
     if (!query.words) invalid('q', '"q" is required')

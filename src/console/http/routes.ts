@@ -11,6 +11,20 @@ import { assetHandler, shellHandler } from './dashboard.ts'
 import { LIVE_TAIL_CHANNEL } from '../live_tail.ts'
 import { McpController } from '../mcp/http.ts'
 import { ProfilesController } from '../profiling/profiles_controller.ts'
+import { ExtensionsController } from '../extensions/extensions_controller.ts'
+import { batchStorage, IGNORED_BATCH } from '../batch.ts'
+import type { EntryType } from '../types.ts'
+import type { NextFn } from '@adonisjs/core/types/http'
+import type { HttpContext } from '@adonisjs/core/http'
+
+/**
+ * Runs a console route in the ignored batch whoever captures requests: with
+ * `registerRequestMiddleware: false` the app's own capture skips these paths,
+ * and the console's reads must still not record their own queries.
+ */
+function ownWork(_ctx: HttpContext, next: NextFn) {
+  return batchStorage.run(IGNORED_BATCH, next)
+}
 
 /**
  * Mounts the page at `{path}` (its hashed assets under `{path}/assets`) and
@@ -19,6 +33,8 @@ import { ProfilesController } from '../profiling/profiles_controller.ts'
  * session gate, then `authorizer`, then the host's `middleware`. The page and
  * its assets only pass `ui.middleware`: a guard on one surface never protects the other.
  * With `mcp` set, the MCP endpoint answers at its own path behind its bearer token.
+ * The extensions' entry types are listed at `{path}/api/<type>` and their data
+ * providers served under `{path}/api/extensions`, behind the API's gates.
  */
 export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
   const { config, gates, sessions } = manager
@@ -35,14 +51,17 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
         router.get('/auth/me', auth.me).as('me')
       })
       .prefix(api)
-      .use(apiGuards)
+      .use([ownWork, ...apiGuards])
       .as('atrium.console.auth')
   }
 
   if (config.clientErrors.enabled) {
     // public: any visitor's browser reports here, so no gate; the bucket and the cap bound it
     const clientErrors = new ClientErrorsController(config, manager.recorder)
-    router.post(`${api}/client-errors`, clientErrors.store).as('atrium.console.client_errors')
+    router
+      .post(`${api}/client-errors`, clientErrors.store)
+      .use(ownWork)
+      .as('atrium.console.client_errors')
   }
 
   const entries = new EntriesController(manager)
@@ -50,6 +69,7 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
   const requestTools = new RequestToolsController(manager, () => manager.ownUrl())
   // without profiling.enabled the profile routes do not exist (404)
   const profiles = manager.profiler ? new ProfilesController(manager, manager.profiler) : undefined
+  const extensions = new ExtensionsController(config, manager.logger)
   router
     .group(() => {
       router.get('/requests', entries.list('request')).as('requests')
@@ -72,6 +92,12 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/health', health.show).as('health')
       router.post('/prune', entries.prune).as('prune')
       router.get('/cpu-profiles', entries.list('cpu_profile')).as('cpu_profiles')
+      // a declared type is a string the store keeps like a built-in one
+      for (const type of config.customEntryTypes) {
+        router.get(`/${type}`, entries.list(type as EntryType)).as(`custom.${type}`)
+      }
+      router.get('/extensions', extensions.index).as('extensions')
+      router.get('/extensions/:name/:provider', extensions.data).as('extensions.data')
       if (profiles) {
         router.post('/profiles/arm', profiles.arm).as('profiles.arm')
         router.get('/profiles/:id/download', profiles.download).as('profiles.download')
@@ -79,17 +105,20 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       if (manager.liveTailAvailable) registerLiveTailRoutes(router, manager)
     })
     .prefix(api)
-    .use([gates.session, gates.authorize, ...apiGuards])
+    .use([ownWork, gates.session, gates.authorize, ...apiGuards])
     .as('atrium.console.api')
 
   if (config.mcp) {
     // not behind the API gates: MCP clients are not browsers, the bearer token is the gate
     const mcp = new McpController(manager, config.mcp)
-    router.route(config.mcp.path, ['POST', 'GET', 'DELETE'], mcp.handle).as('atrium.console.mcp')
+    router
+      .route(config.mcp.path, ['POST', 'GET', 'DELETE'], mcp.handle)
+      .use(ownWork)
+      .as('atrium.console.mcp')
   }
 
   if (config.ui.enabled) {
-    const pageGuards = surfaceMiddleware(config.ui)
+    const pageGuards = [ownWork, ...surfaceMiddleware(config.ui)]
     router.get(config.path, shellHandler(config.path)).use(pageGuards).as('atrium.console.page')
     router
       .get(`${config.path}/assets/:name`, assetHandler)

@@ -22,7 +22,7 @@ export async function pruneEntries(
   signal?: AbortSignal
 ): Promise<PruneResult> {
   const result: PruneResult = {}
-  for (const type of ENTRY_TYPES) {
+  for (const type of [...ENTRY_TYPES, ...(options.customTypes ?? [])]) {
     if (signal?.aborted) return result
     const belowId = await cutoff(store, options, type, now)
     if (!belowId) continue

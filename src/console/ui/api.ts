@@ -84,6 +84,14 @@ export interface Health {
   storage: { entries: Record<string, number>; rollups: number | null }
 }
 
+/** One extension as `GET /extensions` lists it */
+export interface ConsoleExtensionInfo {
+  name: string
+  entryTypes: { type: string; url: string }[]
+  providers: string[]
+  pages: { title: string; provider: string; url: string }[]
+}
+
 export interface SessionUser {
   id: string
   name?: string
@@ -184,6 +192,11 @@ export const api = {
     call<{ data: { plan: unknown } }>(`/entries/${encodeURIComponent(id)}/explain`, {
       method: 'POST',
     }),
+  extensions: () => call<{ data: ConsoleExtensionInfo[] }>('/extensions'),
+  extensionData: (name: string, provider: string) =>
+    call<{ data: unknown }>(
+      `/extensions/${encodeURIComponent(name)}/${encodeURIComponent(provider)}`
+    ),
   /** Whether the server pushes new entries (404 without `@adonisjs/transmit` or with `ui.liveTail` off) */
   async liveTail(): Promise<boolean> {
     const response = await fetch(`${API_BASE}/live`, { credentials: 'same-origin' })

@@ -3,6 +3,7 @@ import { api, whenUnauthenticated, type AuthState } from './api.ts'
 import { AuthScreen } from './auth_screen.tsx'
 import { BatchTimeline } from './batch_timeline.tsx'
 import { EntryDetail } from './entry_detail.tsx'
+import { ExtensionsView } from './extensions_view.tsx'
 import { HealthView } from './health_view.tsx'
 import { ListView, SearchView } from './list_views.tsx'
 import { href, navigate, useRoute } from './router.ts'
@@ -68,7 +69,9 @@ function Dashboard(props: { userName: string | null; onSignOut: () => void }) {
   else if (first === 'batches' && second) view = <BatchTimeline key={second} id={second} />
   else if (first === 'search') view = <SearchView params={route.params} />
   else if (first === 'health') view = <HealthView params={route.params} />
-  else view = <p className="error">No such screen.</p>
+  else if (first === 'extensions') {
+    view = <ExtensionsView segments={route.segments} params={route.params} />
+  } else view = <p className="error">No such screen.</p>
 
   return (
     <div className="layout">
@@ -94,6 +97,9 @@ function Dashboard(props: { userName: string | null; onSignOut: () => void }) {
         ))}
         <a href={href(['health'])} aria-current={current('health')}>
           Health
+        </a>
+        <a href={href(['extensions'])} aria-current={current('extensions')}>
+          Extensions
         </a>
       </nav>
       <main>{view}</main>

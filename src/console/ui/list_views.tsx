@@ -24,7 +24,11 @@ export function ListView(props: { screen: ListScreen; params: URLSearchParams })
       <h2>{screen.label}</h2>
       {screen.type === 'exception' && <GroupedExceptions />}
       {screen.type === 'query' && <SlowQueryHint />}
-      <FilterBar segments={[screen.path]} filters={screen.filters} params={params} />
+      <FilterBar
+        segments={screen.segments ?? [screen.path]}
+        filters={screen.filters}
+        params={params}
+      />
       {unfiltered && liveAvailable.state === 'done' && liveAvailable.value && (
         <LiveToggle
           following={following}

@@ -8,6 +8,8 @@ export interface ListScreen {
   label: string
   type: EntryType
   filters: Filter[]
+  /** Where the screen lives when not at `#/<path>` (an extension's entry type) */
+  segments?: string[]
 }
 
 export const LIST_SCREENS: ListScreen[] = [
