@@ -13,6 +13,7 @@ import { resolveProfiling } from './profiling/config.ts'
 import { resolvePrune } from './retention/config.ts'
 import { resolveTracing } from './trace_context.ts'
 import { resolveAlerts } from './alerts/config.ts'
+import { resolveAiDiagnosis } from './ai/config.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -288,6 +289,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
     profiling: resolveProfiling(config.profiling),
     ...resolveTracing(config.traceContext, config.traceLink),
     alerts: resolveAlerts(config.alerts),
+    ai: resolveAiDiagnosis(config.ai),
   }
 }
 

@@ -84,6 +84,17 @@ export interface Health {
   storage: { entries: Record<string, number>; rollups: number | null }
 }
 
+/** An exception's AI diagnosis, as stored on its `content.aiDiagnosis` */
+export interface Diagnosis {
+  text: string
+  model: string
+  createdAt: number
+  inputTokens: number | null
+  outputTokens: number | null
+  /** True when the stored answer came back without a model call */
+  cached?: boolean
+}
+
 export interface SessionUser {
   id: string
   name?: string
@@ -184,6 +195,10 @@ export const api = {
     call<{ data: { plan: unknown } }>(`/entries/${encodeURIComponent(id)}/explain`, {
       method: 'POST',
     }),
+  /** Whether exception diagnosis is configured (`ai` in config/console.ts), and its model */
+  aiStatus: () => call<{ data: { diagnosis: boolean; model: string | null } }>('/ai'),
+  diagnose: (id: string) =>
+    call<{ data: Diagnosis }>(`/entries/${encodeURIComponent(id)}/diagnose`, { method: 'POST' }),
   /** Whether the server pushes new entries (404 without `@adonisjs/transmit` or with `ui.liveTail` off) */
   async liveTail(): Promise<boolean> {
     const response = await fetch(`${API_BASE}/live`, { credentials: 'same-origin' })
