@@ -41,6 +41,8 @@ const DATABASE_FREE = [
   // its host queries run on an in-memory SQLite of its own, not the run's database
   'tests/console/dashboard_browser.spec.ts',
   'tests/console/dashboard_tail_replay_browser.spec.ts',
+  // the memory store and the loopback fake model: no database
+  'tests/console/ai_diagnosis_browser.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 
