@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import { consoleApp } from './helpers.ts'
 import { FakeModelServer } from '../agent/fake_model.ts'
-import { defineConfig } from '../../src/console/main.ts'
+import { defineConfig, stores } from '../../src/console/main.ts'
 import { entryId } from '../../src/console/ids.ts'
 import type { ConsoleConfig, ConsoleEntry } from '../../src/console/types.ts'
 
@@ -16,6 +16,7 @@ const SECRETS = {
   binding: 'bound-EMAIL-VALUE',
   context: 'ctx-SECRET',
   reason: 'reason-PASSWORD',
+  json: 'ak-JSON-4242',
 }
 
 function entry(
@@ -74,7 +75,7 @@ function failedLogin(at: number) {
     summary: 'login attempt',
     content: {
       level: 'info',
-      message: `login attempt with password=${SECRETS.log}`,
+      message: `login attempt with password=${SECRETS.log} and payload {"api_key":"${SECRETS.json}"}`,
       context: { password: SECRETS.context },
     },
   })
@@ -181,6 +182,53 @@ test.group('Console | AI diagnosis of exceptions', () => {
     assert.equal(shown.data.content.aiDiagnosis.text, 'First answer')
     // the recorded content is kept beside the answer
     assert.equal(shown.data.content.class, 'InvalidCredentialsException')
+  })
+
+  test('two clicks at once share one model call', async ({ assert, cleanup }) => {
+    const app = await diagnosisApp()
+    cleanup(() => app.fake.close())
+    app.fake.reply({ text: ['Shared ', 'answer'], stallAfter: 1 })
+    const id = app.seeded.exception.id
+    // the route reads the entry, then asks the diagnoser in the same tick: the
+    // second read resolving means the second click reached the diagnoser
+    const store = app.manager.store
+    const find = store.find.bind(store)
+    let finds = 0
+    let reached!: () => void
+    const secondReached = new Promise<void>((resolve) => (reached = resolve))
+    store.find = async (wanted) => {
+      const found = await find(wanted)
+      if (++finds === 2) setImmediate(reached)
+      return found
+    }
+    const first = app.diagnose(id)
+    await app.fake.stalled()
+    const second = app.diagnose(id)
+    await secondReached
+    app.fake.release()
+    const answers = await Promise.all([first, second])
+    assert.deepEqual(
+      answers.map((answer) => [answer.status, answer.body.data.text]),
+      [
+        [200, 'Shared answer'],
+        [200, 'Shared answer'],
+      ]
+    )
+    assert.lengthOf(app.fake.requests, 1)
+  })
+
+  test('on the embedded store, its writer thread on, the answer is stored too', async ({
+    assert,
+    cleanup,
+  }) => {
+    const app = await diagnosisApp({ storage: stores.embedded() })
+    cleanup(() => app.fake.close())
+    app.fake.reply({ text: ['Embedded answer'] })
+    const id = app.seeded.exception.id
+    const answer = await app.diagnose(id)
+    assert.equal(answer.status, 200)
+    const { body: shown } = await app.get(`/entries/${id}`)
+    assert.equal(shown.data.content.aiDiagnosis.text, 'Embedded answer')
   })
 
   test('includeBatch: false sends the exception alone', async ({ assert, cleanup }) => {
