@@ -43,6 +43,8 @@ const DATABASE_FREE = [
   'tests/console/dashboard_browser.spec.ts',
   'tests/console/dashboard_tail_replay_browser.spec.ts',
   'tests/console/extensions_browser.spec.ts',
+  // the memory store and the loopback fake model: no database
+  'tests/console/ai_diagnosis_browser.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 

@@ -62,9 +62,11 @@ export default class ConsoleProvider {
       const server = await this.app.container.make('server')
       server.use([async () => ({ default: ConsoleRequestMiddleware })])
     }
-    // before any route: `mcp: true` in production and a missing SDK are boot errors
+    // before any route: `mcp: true` in production and a missing SDK (MCP's or the AI SDK) are boot errors
     const { prepareMcp } = await import('../src/console/mcp/sdk.ts')
     await prepareMcp(config.mcp, this.app.inProduction)
+    const { prepareAiDiagnosis } = await import('../src/console/ai/diagnoser.ts')
+    await prepareAiDiagnosis(config.ai)
     const { registerConsoleRoutes } = await import('../src/console/http/routes.ts')
     registerConsoleRoutes(await this.app.container.make('router'), manager)
     const logger = await this.app.container.make('logger')

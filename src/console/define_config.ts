@@ -14,6 +14,7 @@ import { resolvePrune } from './retention/config.ts'
 import { resolveTracing } from './trace_context.ts'
 import { resolveAlerts } from './alerts/config.ts'
 import { pruneCustomTypes, resolveExtensions } from './extensions/define_extension.ts'
+import { resolveAiDiagnosis } from './ai/config.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -296,6 +297,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
     profiling: resolveProfiling(config.profiling),
     ...resolveTracing(config.traceContext, config.traceLink),
     alerts: resolveAlerts(config.alerts),
+    ai: resolveAiDiagnosis(config.ai),
   }
 }
 

@@ -194,3 +194,31 @@ export class ConsoleExtensionFailedException extends AtriumException {
 }
 
 export const E_CONSOLE_EXTENSION_FAILED = ConsoleExtensionFailedException
+/** `POST /entries/:id/diagnose` without `ai` in config/console.ts: 501 */
+export class ConsoleAiNotConfiguredException extends AtriumException {
+  static status = 501
+  static code = 'E_CONSOLE_AI_NOT_CONFIGURED'
+  static message =
+    'Set ai: { model } in config/console.ts (any AI SDK language model) to diagnose exceptions'
+}
+
+/**
+ * The model call of a diagnosis failed (the provider answered an error, the
+ * connection broke, the answer was empty): 502, with the provider's status
+ * when it sent one. Nothing is stored, so the next click tries again.
+ */
+export class ConsoleDiagnosisFailedException extends AtriumException {
+  static status = 502
+  static code = 'E_CONSOLE_DIAGNOSIS_FAILED'
+
+  constructor(message: string, upstreamStatus: number | null) {
+    super(message, {
+      status: 502,
+      code: 'E_CONSOLE_DIAGNOSIS_FAILED',
+      details: { upstreamStatus, retryable: true },
+    })
+  }
+}
+
+export const E_CONSOLE_AI_NOT_CONFIGURED = ConsoleAiNotConfiguredException
+export const E_CONSOLE_DIAGNOSIS_FAILED = ConsoleDiagnosisFailedException

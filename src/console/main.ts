@@ -30,6 +30,8 @@ export type {
   ConsoleAlert,
 } from './alerts/config.ts'
 export type { WebhookChannelOptions } from './alerts/channels.ts'
+export type { AiDiagnosisOptions } from './ai/config.ts'
+export type { StoredDiagnosis } from './ai/diagnoser.ts'
 export { parseTraceparent } from './trace_context.ts'
 export type { TraceIds, TraceContextResolver } from './trace_context.ts'
 export * as errors from './errors.ts'

@@ -24,6 +24,7 @@ import { RequestWatcher } from './watchers/request_watcher.ts'
 import { ProcessCrashWatcher } from './watchers/process_crash_watcher.ts'
 import { AlertEvaluator } from './alerts/evaluator.ts'
 import { forgetMountedConsole, rememberMountedConsole } from './mount_paths.ts'
+import { ExceptionDiagnoser } from './ai/diagnoser.ts'
 
 /**
  * What `atrium.console` resolves to: the store, the recorder and its
@@ -46,6 +47,8 @@ export class ConsoleManager {
   readonly pruner: PruneScheduler
   /** Evaluates `alerts.rules` on its timer once started; absent without `alerts` */
   readonly alerts?: AlertEvaluator
+  /** Asks `ai.model` about exception entries; absent without `ai` (the route answers 501) */
+  readonly diagnoser?: ExceptionDiagnoser
   #exceptionWatcher: ExceptionWatcher
   #crashWatcher?: ProcessCrashWatcher
   #queryWatchers: QueryWatcher[] = []
@@ -89,6 +92,9 @@ export class ConsoleManager {
     }
     if (config.alerts) {
       this.alerts = new AlertEvaluator(config.alerts, store, config.redact, logger)
+    }
+    if (config.ai) {
+      this.diagnoser = new ExceptionDiagnoser(config.ai, config, store, logger)
     }
     if (config.overloadProtection) {
       this.overload = new OverloadMonitor(

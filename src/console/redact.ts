@@ -84,3 +84,31 @@ export function redactUrl(url: string, bounds: Bounds): string {
   }
   return `${url.slice(0, question)}?${params.toString()}`
 }
+
+function escapeRegExp(text: string) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+const textPatterns = new WeakMap<Bounds, RegExp | null>()
+
+/**
+ * Free text (an exception message, a log line, a stack) with the value after
+ * any configured header or key name hidden: `password=…`, `"token": "…"`,
+ * `Authorization: Bearer …`. Recorded structures are redacted by key when
+ * recorded; this catches the same secrets where code wrote them into a sentence.
+ */
+export function redactText(text: string, bounds: Bounds): string {
+  let pattern = textPatterns.get(bounds)
+  if (pattern === undefined) {
+    const names = [...new Set([...bounds.headers, ...bounds.keys])].filter(Boolean)
+    pattern = names.length
+      ? new RegExp(
+          `(["']?\\b(?:${names.map(escapeRegExp).join('|')})\\b["']?\\s*[:=]\\s*)(?:(?:bearer|basic|token)\\s+)?("[^"]*"|'[^']*'|[^\\s,;&"'})\\]]+)`,
+          'gi'
+        )
+      : null
+    textPatterns.set(bounds, pattern)
+  }
+  const redacted = pattern ? text.replace(pattern, `$1${REDACTED}`) : text
+  return truncate(redacted, bounds)
+}

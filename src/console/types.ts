@@ -6,6 +6,7 @@ import type { QueryExplainer } from './http/explain.ts'
 import type { TraceContextOption } from './trace_context.ts'
 import type { AlertsOptions, ResolvedAlerts } from './alerts/config.ts'
 import type { ConsoleExtension, CustomWatcher } from './extensions/types.ts'
+import type { AiDiagnosisOptions, ResolvedAiDiagnosis } from './ai/config.ts'
 
 /** A duration: `'8h'`, `'30m'`, `'24h'`, or milliseconds */
 export type Duration = string | number
@@ -284,6 +285,11 @@ export interface ConsoleConfig {
   traceLink?: string
   /** Rules evaluated off the request path, notifying channels (webhook, log, your own) */
   alerts?: AlertsOptions | false
+  /**
+   * AI diagnosis of exception entries (`POST {path}/api/entries/:id/diagnose`)
+   * by an AI SDK language model; off when absent. Needs the `ai` package.
+   */
+  ai?: AiDiagnosisOptions | false
 }
 
 /** `dashboardAuth` with its defaults applied */
@@ -350,6 +356,7 @@ export interface ResolvedConsoleConfig {
   traceContext: TraceContextOption
   traceLink?: string
   alerts: ResolvedAlerts | false
+  ai: ResolvedAiDiagnosis | false
 }
 
 /** One recorded entry as the store keeps it */

@@ -17,6 +17,9 @@ export interface FakeReply {
   stallAfter?: number
   /** Sends this many text deltas, then destroys the connection */
   cutAfter?: number
+  /** Answers this HTTP status with a JSON error body (`errorMessage`) instead of a stream */
+  status?: number
+  errorMessage?: string
 }
 
 /** A request the fake received: path and parsed JSON body */
@@ -90,6 +93,15 @@ export class FakeModelServer {
     const path = request.url ?? ''
     this.requests.push({ path, body })
     const reply = this.#replies.shift() ?? { text: ['ok'] }
+    if (reply.status !== undefined && reply.status !== 200) {
+      response.writeHead(reply.status, { 'content-type': 'application/json' })
+      response.end(
+        JSON.stringify({
+          error: { message: reply.errorMessage ?? 'fake failure', type: 'server_error' },
+        })
+      )
+      return
+    }
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
     if (path.endsWith('/chat/completions')) {
       await this.#openai(reply, body, response)

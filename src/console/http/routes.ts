@@ -7,6 +7,7 @@ import { surfaceMiddleware } from './gates.ts'
 import { HealthController } from './health_controller.ts'
 import { RequestToolsController } from './request_tools.ts'
 import { explainHandler } from './explain.ts'
+import { aiStatusHandler, diagnoseHandler } from './diagnose.ts'
 import { assetHandler, shellHandler } from './dashboard.ts'
 import { LIVE_TAIL_CHANNEL } from '../live_tail.ts'
 import { McpController } from '../mcp/http.ts'
@@ -88,6 +89,8 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/entries/:id/curl', requestTools.curl).as('entry.curl')
       router.post('/entries/:id/replay', requestTools.replay).as('entry.replay')
       router.post('/entries/:id/explain', explainHandler(manager)).as('entry.explain')
+      router.post('/entries/:id/diagnose', diagnoseHandler(manager)).as('entry.diagnose')
+      router.get('/ai', aiStatusHandler(manager)).as('ai')
       router.get('/batches/:id', entries.batch).as('batch')
       router.get('/health', health.show).as('health')
       router.post('/prune', entries.prune).as('prune')

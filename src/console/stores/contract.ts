@@ -101,6 +101,11 @@ export interface ConsoleStore {
   deleteRollupsBefore(beforeMinute: number, limit: number): Promise<number>
   list(query: EntryListQuery): Promise<EntryPage>
   find(id: string): Promise<ConsoleEntry | null>
+  /**
+   * Replaces one entry's content (an exception's stored AI diagnosis);
+   * false when the entry is gone (pruned meanwhile)
+   */
+  updateContent(id: string, content: Record<string, unknown>): Promise<boolean>
   /** Every entry of one batch, oldest first */
   batch(batchId: string): Promise<ConsoleEntry[]>
   /** The id below which only `keep` newest rows of a type remain, or null when fewer exist */

@@ -241,6 +241,15 @@ export class LucidConsoleStore implements ConsoleStore {
     return model ? entryOf(model) : null
   }
 
+  async updateContent(id: string, content: Record<string, unknown>) {
+    const updated = await this.#client()
+      .from(ConsoleEntryModel.table)
+      .where('id', id)
+      .update({ content: JSON.stringify(content) })
+    // drivers count differently: pg and SQLite return a number, mysql2 an array of one
+    return Number(Array.isArray(updated) ? updated[0] : updated) > 0
+  }
+
   async batch(batchId: string) {
     const models = await this.#query().where('batch_id', batchId).orderBy('id', 'asc')
     return models.map(entryOf)

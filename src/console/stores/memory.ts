@@ -92,6 +92,13 @@ export class MemoryConsoleStore implements ConsoleStore {
     return structuredClone(this.#entries.get(id) ?? null)
   }
 
+  async updateContent(id: string, content: Record<string, unknown>) {
+    const entry = this.#entries.get(id)
+    if (!entry) return false
+    entry.content = structuredClone(content)
+    return true
+  }
+
   async batch(batchId: string) {
     return this.#sorted().filter((entry) => entry.batchId === batchId)
   }

@@ -92,6 +92,17 @@ export interface ConsoleExtensionInfo {
   pages: { title: string; provider: string; url: string }[]
 }
 
+/** An exception's AI diagnosis, as stored on its `content.aiDiagnosis` */
+export interface Diagnosis {
+  text: string
+  model: string
+  createdAt: number
+  inputTokens: number | null
+  outputTokens: number | null
+  /** True when the stored answer came back without a model call */
+  cached?: boolean
+}
+
 export interface SessionUser {
   id: string
   name?: string
@@ -197,6 +208,10 @@ export const api = {
     call<{ data: unknown }>(
       `/extensions/${encodeURIComponent(name)}/${encodeURIComponent(provider)}`
     ),
+  /** Whether exception diagnosis is configured (`ai` in config/console.ts), and its model */
+  aiStatus: () => call<{ data: { diagnosis: boolean; model: string | null } }>('/ai'),
+  diagnose: (id: string) =>
+    call<{ data: Diagnosis }>(`/entries/${encodeURIComponent(id)}/diagnose`, { method: 'POST' }),
   /** Whether the server pushes new entries (404 without `@adonisjs/transmit` or with `ui.liveTail` off) */
   async liveTail(): Promise<boolean> {
     const response = await fetch(`${API_BASE}/live`, { credentials: 'same-origin' })

@@ -1,6 +1,6 @@
-import { useState } from 'react'
-import { json } from './format.ts'
-import { api } from './api.ts'
+import { useEffect, useState } from 'react'
+import { dateTime, json } from './format.ts'
+import { api, type Diagnosis } from './api.ts'
 import { href } from './router.ts'
 
 type Replay = { status: number; batchId: string | null; notes: string[] }
@@ -115,4 +115,77 @@ export function ExplainAction(props: { id: string }) {
       )}
     </section>
   )
+}
+
+let aiStatus: Promise<boolean> | undefined
+
+/** Asked once per page load: the config does not change under a running page */
+function diagnosisAvailable() {
+  aiStatus ??= api
+    .aiStatus()
+    .then(({ data }) => data.diagnosis)
+    .catch(() => false)
+  return aiStatus
+}
+
+/**
+ * An exception's AI diagnosis: the stored answer when there is one, else a
+ * "Diagnose" button, shown only when the API says `ai` is configured. The
+ * server runs it only when `authorizeAction` allows "diagnose an exception".
+ */
+export function DiagnoseAction(props: { id: string; stored?: unknown }) {
+  const stored = isDiagnosis(props.stored) ? props.stored : null
+  const [available, setAvailable] = useState(false)
+  const [diagnosis, setDiagnosis] = useState<Diagnosis | null>(stored)
+  const [error, setError] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
+  useEffect(() => {
+    let live = true
+    diagnosisAvailable().then((yes) => live && setAvailable(yes))
+    return () => {
+      live = false
+    }
+  }, [])
+
+  async function diagnose() {
+    setError(null)
+    setBusy(true)
+    try {
+      const { data } = await api.diagnose(props.id)
+      setDiagnosis(data)
+    } catch (failure) {
+      setError((failure as Error).message)
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  if (!diagnosis && !available) return null
+  return (
+    <section className="diagnosis">
+      <h3>AI diagnosis</h3>
+      {!diagnosis && (
+        <button type="button" onClick={diagnose} disabled={busy}>
+          {busy ? 'Diagnosing…' : 'Diagnose'}
+        </button>
+      )}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {diagnosis && (
+        <>
+          <pre className="diagnosis-text">{diagnosis.text}</pre>
+          <p className="muted">
+            {diagnosis.model} · {dateTime(diagnosis.createdAt)}
+          </p>
+        </>
+      )}
+    </section>
+  )
+}
+
+function isDiagnosis(value: unknown): value is Diagnosis {
+  return typeof value === 'object' && value !== null && typeof (value as any).text === 'string'
 }

@@ -2,7 +2,7 @@ import type { ReactNode } from 'react'
 import { api, type Entry, type EntryTrace } from './api.ts'
 import { CpuProfileDetail } from './flame_graph.tsx'
 import { dateTime, duration, json, statusClass } from './format.ts'
-import { ExplainAction, RequestActions } from './entry_actions.tsx'
+import { DiagnoseAction, ExplainAction, RequestActions } from './entry_actions.tsx'
 import { href } from './router.ts'
 import { useLoad } from './use_load.ts'
 
@@ -102,6 +102,9 @@ function TypeDetail(props: { entry: Entry }) {
             <Field label="Message">{text(content.message)}</Field>
             <Field label="Status">{text(content.status)}</Field>
           </dl>
+          {entry.type === 'exception' && (
+            <DiagnoseAction id={entry.id} stored={content.aiDiagnosis} />
+          )}
           <Block title="Stack" value={content.stack} />
         </>
       )
