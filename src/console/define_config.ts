@@ -13,6 +13,7 @@ import { resolveProfiling } from './profiling/config.ts'
 import { resolvePrune } from './retention/config.ts'
 import { resolveTracing } from './trace_context.ts'
 import { resolveAlerts } from './alerts/config.ts'
+import { resolveManagers } from './queues/config.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -228,7 +229,7 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
     enabled: config.enabled ?? true,
     path: mountPath(config.path),
     storage: config.storage ?? stores.database(),
-    watchers: config.watchers ?? [],
+    ...resolveManagers(config),
     sampling,
     redact: {
       headers: [...DEFAULT_REDACTED_HEADERS, ...(redact.headers ?? [])].map((h) => h.toLowerCase()),

@@ -23,6 +23,7 @@ import { RedisWatcher, type RedisManagerLike } from './watchers/redis_watcher.ts
 import { RequestWatcher } from './watchers/request_watcher.ts'
 import { ProcessCrashWatcher } from './watchers/process_crash_watcher.ts'
 import { AlertEvaluator } from './alerts/evaluator.ts'
+import { QueueBoard } from './queues/board.ts'
 
 /**
  * What `atrium.console` resolves to: the store, the recorder and its
@@ -45,6 +46,8 @@ export class ConsoleManager {
   readonly pruner: PruneScheduler
   /** Evaluates `alerts.rules` on its timer once started; absent without `alerts` */
   readonly alerts?: AlertEvaluator
+  /** The queue and schedule managers of `queueManagers`, `scheduleManagers` and `watchers` */
+  readonly queues: QueueBoard
   #exceptionWatcher: ExceptionWatcher
   #crashWatcher?: ProcessCrashWatcher
   #queryWatchers: QueryWatcher[] = []
@@ -78,6 +81,7 @@ export class ConsoleManager {
     })
     this.#exceptionWatcher = new ExceptionWatcher(config, this.recorder)
     this.pruner = new PruneScheduler(store, config.prune, logger)
+    this.queues = new QueueBoard(config.queueManagers, config.scheduleManagers, logger)
     if (config.exceptions.processCrashes) {
       this.#crashWatcher = new ProcessCrashWatcher(
         config,
@@ -151,6 +155,8 @@ export class ConsoleManager {
       }
     }
     this.#started = true
+    // not awaited: a slow backend must not hold the boot, and the API waits for its own manager
+    void this.queues.init()
     this.#exceptionWatcher.install()
     this.#crashWatcher?.install()
     for (const watcher of this.config.watchers) {

@@ -5,6 +5,9 @@ import type { ProfilingOptions, ResolvedProfiling } from './profiling/config.ts'
 import type { QueryExplainer } from './http/explain.ts'
 import type { TraceContextOption } from './trace_context.ts'
 import type { AlertsOptions, ResolvedAlerts } from './alerts/config.ts'
+import type { ConsoleQueueManager, ConsoleScheduleManager } from './queues/contract.ts'
+
+export type * from './queues/contract.ts'
 
 /** A duration: `'8h'`, `'30m'`, `'24h'`, or milliseconds */
 export type Duration = string | number
@@ -205,7 +208,12 @@ export interface ConsoleConfig {
   /** Mount path of the page and the API, `/console` by default */
   path?: string
   storage?: ConsoleStoreFactory
-  watchers?: WatcherDescriptor[]
+  /** Watchers; an object implementing a queue or schedule manager contract is registered as one too */
+  watchers?: Array<WatcherDescriptor | ConsoleQueueManager | ConsoleScheduleManager>
+  /** Live queues the dashboard lists and (behind `authorizeAction`) acts on */
+  queueManagers?: ConsoleQueueManager[]
+  /** Schedulers whose tasks the dashboard lists */
+  scheduleManagers?: ConsoleScheduleManager[]
   /** Keep-fractions (0 to 1) per entry type; `request` samples whole batches */
   sampling?: Partial<Record<EntryType, number>>
   redact?: RedactOptions
@@ -304,6 +312,9 @@ export interface ResolvedConsoleConfig {
   path: string
   storage: ConsoleStoreFactory
   watchers: WatcherDescriptor[]
+  /** Each object once, whether listed here, in `watchers` or both */
+  queueManagers: ConsoleQueueManager[]
+  scheduleManagers: ConsoleScheduleManager[]
   sampling: Partial<Record<EntryType, number>>
   redact: Required<RedactOptions>
   requestCapture: Required<Omit<RequestCaptureOptions, 'skipBody'>> & {
