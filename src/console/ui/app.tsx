@@ -5,6 +5,7 @@ import { BatchTimeline } from './batch_timeline.tsx'
 import { EntryDetail } from './entry_detail.tsx'
 import { HealthView } from './health_view.tsx'
 import { ListView, SearchView } from './list_views.tsx'
+import { QueueJobsView, QueuesView, SchedulesView } from './queues_view.tsx'
 import { href, navigate, useRoute } from './router.ts'
 import { LIST_SCREENS, screenOf } from './screens.ts'
 
@@ -58,7 +59,7 @@ function SearchBox() {
 
 function Dashboard(props: { userName: string | null; onSignOut: () => void }) {
   const route = useRoute()
-  const [first = 'requests', second] = route.segments
+  const [first = 'requests', second, third] = route.segments
   const screen = screenOf(first)
   const current = (name: string) => (first === name ? 'page' : undefined)
 
@@ -68,6 +69,10 @@ function Dashboard(props: { userName: string | null; onSignOut: () => void }) {
   else if (first === 'batches' && second) view = <BatchTimeline key={second} id={second} />
   else if (first === 'search') view = <SearchView params={route.params} />
   else if (first === 'health') view = <HealthView params={route.params} />
+  else if (first === 'queues' && second && third) {
+    view = <QueueJobsView driver={second} queue={third} params={route.params} />
+  } else if (first === 'queues') view = <QueuesView />
+  else if (first === 'schedules') view = <SchedulesView />
   else view = <p className="error">No such screen.</p>
 
   return (
@@ -94,6 +99,12 @@ function Dashboard(props: { userName: string | null; onSignOut: () => void }) {
         ))}
         <a href={href(['health'])} aria-current={current('health')}>
           Health
+        </a>
+        <a href={href(['queues'])} aria-current={current('queues')}>
+          Queues
+        </a>
+        <a href={href(['schedules'])} aria-current={current('schedules')}>
+          Schedules
         </a>
       </nav>
       <main>{view}</main>
