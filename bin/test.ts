@@ -41,6 +41,8 @@ const DATABASE_FREE = [
   // its host queries run on an in-memory SQLite of its own, not the run's database
   'tests/console/dashboard_browser.spec.ts',
   'tests/console/dashboard_tail_replay_browser.spec.ts',
+  // the memory store and an in-test queue manager: no database at all
+  'tests/console/dashboard_queues_browser.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 
