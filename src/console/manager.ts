@@ -155,8 +155,9 @@ export class ConsoleManager {
       }
     }
     this.#started = true
-    // not awaited: a slow backend must not hold the boot, and the API waits for its own manager
-    void this.queues.init()
+    // not awaited: a slow backend must not hold the boot, and the API waits for its own manager;
+    // a worker serves no API, so it opens no manager's connection
+    if (!options.worker) void this.queues.init()
     this.#exceptionWatcher.install()
     this.#crashWatcher?.install()
     for (const watcher of this.config.watchers) {
