@@ -148,8 +148,9 @@ test.group('Console | queue and schedule managers', () => {
     assert.lengthOf(byDefault.body.data, 7)
   })
 
-  test('job payloads and errors leave the API redacted and bounded', async ({ assert }) => {
+  test('job payloads, errors and names leave the API redacted and bounded', async ({ assert }) => {
     const app = await queuesApp()
+    app.queues.jobs.emails[0].name = 'N'.repeat(5000)
     const list = await app.json('/queues/memory/emails/jobs?state=failed')
     const detail = await app.json('/queues/memory/emails/jobs/e0')
     for (const job of [list.body.data[0], detail.body.data]) {
@@ -157,6 +158,7 @@ test.group('Console | queue and schedule managers', () => {
       assert.equal(job.payload.password, '[redacted]')
       assert.equal(job.payload.to, 'user0@example.com')
       assert.isBelow(job.payload.note.length, 100)
+      assert.isBelow(job.name.length, 300)
       assert.equal(job.error, 'SMTP refused')
       assert.equal(job.createdAt, Date.UTC(2026, 0, 1, 0, 0))
     }

@@ -55,9 +55,9 @@ export class QueuesController {
   #job(job: ConsoleQueueJob) {
     const bounds = this.#manager.config.redact
     return {
-      id: String(job.id),
-      name: String(job.name ?? ''),
-      state: String(job.state ?? ''),
+      id: text(job.id),
+      name: text(job.name),
+      state: text(job.state),
       attempts: typeof job.attempts === 'number' ? job.attempts : null,
       createdAt: instant(job.createdAt),
       finishedAt: instant(job.finishedAt),
@@ -93,7 +93,7 @@ export class QueuesController {
         const queues = []
         for (const name of names.slice(0, MAX_QUEUES)) {
           const counts = await this.#board.ask(manager.driver, () => manager.counts(name))
-          queues.push({ name: String(name), counts: numericCounts(counts) })
+          queues.push({ name: text(name), counts: numericCounts(counts) })
         }
         data.push({ driver: manager.driver, queues, error: null })
       } catch (error) {
@@ -188,13 +188,22 @@ export class QueuesController {
   }
 }
 
+/** Longest name, id, state or expression passed on from a manager */
+const MAX_TEXT = 255
+
+/** A manager's short field as bounded text */
+function text(value: unknown): string {
+  const string = String(value ?? '')
+  return string.length > MAX_TEXT ? `${string.slice(0, MAX_TEXT)}…` : string
+}
+
 function task(value: ConsoleScheduledTask) {
   return {
-    name: String(value.name ?? ''),
-    expression: String(value.expression ?? ''),
+    name: text(value.name),
+    expression: text(value.expression),
     nextRunAt: instant(value.nextRunAt),
     lastRunAt: instant(value.lastRunAt),
-    lastStatus: value.lastStatus ? String(value.lastStatus) : null,
+    lastStatus: value.lastStatus ? text(value.lastStatus) : null,
   }
 }
 
