@@ -71,7 +71,7 @@ export class QueuesController {
     const { driver, queue } = ctx.params as { driver: string; queue: string }
     const manager = await this.#board.queueManager(driver)
     const queues = await this.#board.ask(driver, () => manager.listQueues())
-    if (!queues.includes(queue)) {
+    if (!Array.isArray(queues) || !queues.includes(queue)) {
       throw new ConsoleNotFoundException(`Queue "${queue}" not found in "${driver}"`)
     }
     return [manager, queue]
