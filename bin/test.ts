@@ -45,6 +45,8 @@ const DATABASE_FREE = [
   'tests/console/extensions_browser.spec.ts',
   // the memory store and the loopback fake model: no database
   'tests/console/ai_diagnosis_browser.spec.ts',
+  // the memory store and an in-test queue manager: no database at all
+  'tests/console/dashboard_queues_browser.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 

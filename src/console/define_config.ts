@@ -15,6 +15,7 @@ import { resolveTracing } from './trace_context.ts'
 import { resolveAlerts } from './alerts/config.ts'
 import { pruneCustomTypes, resolveExtensions } from './extensions/define_extension.ts'
 import { resolveAiDiagnosis } from './ai/config.ts'
+import { resolveManagers } from './queues/config.ts'
 
 export { durationMs } from './config_checks.ts'
 export { watchers } from './watchers/descriptors.ts'
@@ -226,11 +227,14 @@ export function resolveConsoleConfig(config: ConsoleConfig = {}): ResolvedConsol
   const capture = config.requestCapture ?? {}
   const buffer = config.buffer ?? {}
   const maxEntries = Math.max(1, positiveInteger(buffer.maxEntries, 'buffer.maxEntries', 10_000))
-  const extensions = resolveExtensions(config.extensions, config.watchers ?? [])
+  // managers listed among the watchers are split out first; extensions add their watchers after
+  const managers = resolveManagers(config)
+  const extensions = resolveExtensions(config.extensions, managers.watchers)
   return {
     enabled: config.enabled ?? true,
     path: mountPath(config.path),
     storage: config.storage ?? stores.database(),
+    ...managers,
     watchers: extensions.watchers,
     sampling,
     redact: {

@@ -222,3 +222,17 @@ export class ConsoleDiagnosisFailedException extends AtriumException {
 
 export const E_CONSOLE_AI_NOT_CONFIGURED = ConsoleAiNotConfiguredException
 export const E_CONSOLE_DIAGNOSIS_FAILED = ConsoleDiagnosisFailedException
+/** A queue action (retry, remove) the job's queue manager does not implement: 501 */
+export class ConsoleQueueActionUnsupportedException extends AtriumException {
+  static status = 501
+  static code = 'E_CONSOLE_QUEUE_ACTION_UNSUPPORTED'
+}
+
+/** A queue or schedule manager whose `init()` failed, or that threw answering: 503 naming it */
+export class ConsoleManagerUnavailableException extends AtriumException {
+  static status = 503
+  static code = 'E_CONSOLE_MANAGER_UNAVAILABLE'
+}
+
+export const E_CONSOLE_QUEUE_ACTION_UNSUPPORTED = ConsoleQueueActionUnsupportedException
+export const E_CONSOLE_MANAGER_UNAVAILABLE = ConsoleManagerUnavailableException

@@ -25,6 +25,7 @@ import { ProcessCrashWatcher } from './watchers/process_crash_watcher.ts'
 import { AlertEvaluator } from './alerts/evaluator.ts'
 import { forgetMountedConsole, rememberMountedConsole } from './mount_paths.ts'
 import { ExceptionDiagnoser } from './ai/diagnoser.ts'
+import { QueueBoard } from './queues/board.ts'
 
 /**
  * What `atrium.console` resolves to: the store, the recorder and its
@@ -49,6 +50,8 @@ export class ConsoleManager {
   readonly alerts?: AlertEvaluator
   /** Asks `ai.model` about exception entries; absent without `ai` (the route answers 501) */
   readonly diagnoser?: ExceptionDiagnoser
+  /** The queue and schedule managers of `queueManagers`, `scheduleManagers` and `watchers` */
+  readonly queues: QueueBoard
   #exceptionWatcher: ExceptionWatcher
   #crashWatcher?: ProcessCrashWatcher
   #queryWatchers: QueryWatcher[] = []
@@ -83,6 +86,7 @@ export class ConsoleManager {
     })
     this.#exceptionWatcher = new ExceptionWatcher(config, this.recorder)
     this.pruner = new PruneScheduler(store, config.prune, logger)
+    this.queues = new QueueBoard(config.queueManagers, config.scheduleManagers, logger)
     if (config.exceptions.processCrashes) {
       this.#crashWatcher = new ProcessCrashWatcher(
         config,
@@ -164,6 +168,9 @@ export class ConsoleManager {
       }
     }
     this.#started = true
+    // not awaited: a slow backend must not hold the boot, and the API waits for its own manager;
+    // a worker serves no API, so it opens no manager's connection
+    if (!options.worker) void this.queues.init()
     this.#exceptionWatcher.install()
     this.#crashWatcher?.install()
     for (const watcher of this.config.watchers) {

@@ -7,6 +7,9 @@ import type { TraceContextOption } from './trace_context.ts'
 import type { AlertsOptions, ResolvedAlerts } from './alerts/config.ts'
 import type { ConsoleExtension, CustomWatcher } from './extensions/types.ts'
 import type { AiDiagnosisOptions, ResolvedAiDiagnosis } from './ai/config.ts'
+import type { ConsoleQueueManager, ConsoleScheduleManager } from './queues/contract.ts'
+
+export type * from './queues/contract.ts'
 
 /** A duration: `'8h'`, `'30m'`, `'24h'`, or milliseconds */
 export type Duration = string | number
@@ -211,7 +214,12 @@ export interface ConsoleConfig {
   /** Mount path of the page and the API, `/console` by default */
   path?: string
   storage?: ConsoleStoreFactory
-  watchers?: WatcherDescriptor[]
+  /** Watchers; an object implementing a queue or schedule manager contract is registered as one too */
+  watchers?: Array<WatcherDescriptor | ConsoleQueueManager | ConsoleScheduleManager>
+  /** Live queues the dashboard lists and (behind `authorizeAction`) acts on */
+  queueManagers?: ConsoleQueueManager[]
+  /** Schedulers whose tasks the dashboard lists */
+  scheduleManagers?: ConsoleScheduleManager[]
   /** Keep-fractions (0 to 1) per entry type; `request` samples whole batches */
   sampling?: Partial<Record<EntryType, number>>
   redact?: RedactOptions
@@ -323,6 +331,9 @@ export interface ResolvedConsoleConfig {
   path: string
   storage: ConsoleStoreFactory
   watchers: WatcherDescriptor[]
+  /** Each object once, whether listed here, in `watchers` or both */
+  queueManagers: ConsoleQueueManager[]
+  scheduleManagers: ConsoleScheduleManager[]
   sampling: Partial<Record<EntryType, number>>
   redact: Required<RedactOptions>
   requestCapture: Required<Omit<RequestCaptureOptions, 'skipBody'>> & {

@@ -26,6 +26,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 function ownWork(_ctx: HttpContext, next: NextFn) {
   return batchStorage.run(IGNORED_BATCH, next)
 }
+import { QueuesController } from '../queues/queues_controller.ts'
 
 /**
  * Mounts the page at `{path}` (its hashed assets under `{path}/assets`) and
@@ -69,6 +70,7 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
   const health = new HealthController(manager)
   const requestTools = new RequestToolsController(manager, () => manager.ownUrl())
   // without profiling.enabled the profile routes do not exist (404)
+  const queues = new QueuesController(manager, manager.queues)
   const profiles = manager.profiler ? new ProfilesController(manager, manager.profiler) : undefined
   const extensions = new ExtensionsController(config, manager.logger)
   router
@@ -94,6 +96,12 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/batches/:id', entries.batch).as('batch')
       router.get('/health', health.show).as('health')
       router.post('/prune', entries.prune).as('prune')
+      router.get('/queues', queues.index).as('queues')
+      router.get('/queues/:driver/:queue/jobs', queues.jobs).as('queues.jobs')
+      router.get('/queues/:driver/:queue/jobs/:id', queues.show).as('queues.job')
+      router.post('/queues/:driver/:queue/jobs/:id/retry', queues.retry).as('queues.retry')
+      router.delete('/queues/:driver/:queue/jobs/:id', queues.remove).as('queues.remove')
+      router.get('/schedules', queues.schedules).as('schedules')
       router.get('/cpu-profiles', entries.list('cpu_profile')).as('cpu_profiles')
       // a declared type is a string the store keeps like a built-in one
       for (const type of config.customEntryTypes) {

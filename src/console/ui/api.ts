@@ -103,6 +103,38 @@ export interface Diagnosis {
   cached?: boolean
 }
 
+/** A queue of a queue manager with its jobs per state (`GET /queues`) */
+export interface QueueManagerSummary {
+  driver: string
+  queues: { name: string; counts: Record<string, number> }[]
+  error: string | null
+}
+
+/** A job as `GET /queues/:driver/:queue/jobs` answers it, payload redacted */
+export interface QueueJob {
+  id: string
+  name: string
+  state: string
+  attempts: number | null
+  createdAt: number | null
+  finishedAt: number | null
+  error: string | null
+  payload: unknown
+}
+
+/** A schedule manager's tasks (`GET /schedules`) */
+export interface ScheduleManagerSummary {
+  driver: string
+  tasks: {
+    name: string
+    expression: string
+    nextRunAt: number | null
+    lastRunAt: number | null
+    lastStatus: string | null
+  }[]
+  error: string | null
+}
+
 export interface SessionUser {
   id: string
   name?: string
@@ -162,6 +194,10 @@ function qs(params: Record<string, string | undefined>) {
   return text ? `?${text}` : ''
 }
 
+function queuePath(driver: string, queue: string) {
+  return `/queues/${encodeURIComponent(driver)}/${encodeURIComponent(queue)}`
+}
+
 export const api = {
   /**
    * `/auth/me`: the user, or the modes to offer. Without `dashboardAuth` the
@@ -212,6 +248,20 @@ export const api = {
   aiStatus: () => call<{ data: { diagnosis: boolean; model: string | null } }>('/ai'),
   diagnose: (id: string) =>
     call<{ data: Diagnosis }>(`/entries/${encodeURIComponent(id)}/diagnose`, { method: 'POST' }),
+  queues: () => call<{ data: QueueManagerSummary[] }>('/queues'),
+  jobs: (driver: string, queue: string, params: Record<string, string | undefined>) =>
+    call<{ data: QueueJob[]; nextCursor: string | null }>(
+      `${queuePath(driver, queue)}/jobs${qs(params)}`
+    ),
+  retryJob: (driver: string, queue: string, id: string) =>
+    call<unknown>(`${queuePath(driver, queue)}/jobs/${encodeURIComponent(id)}/retry`, {
+      method: 'POST',
+    }),
+  removeJob: (driver: string, queue: string, id: string) =>
+    call<unknown>(`${queuePath(driver, queue)}/jobs/${encodeURIComponent(id)}`, {
+      method: 'DELETE',
+    }),
+  schedules: () => call<{ data: ScheduleManagerSummary[] }>('/schedules'),
   /** Whether the server pushes new entries (404 without `@adonisjs/transmit` or with `ui.liveTail` off) */
   async liveTail(): Promise<boolean> {
     const response = await fetch(`${API_BASE}/live`, { credentials: 'same-origin' })

@@ -6,6 +6,7 @@ import { EntryDetail } from './entry_detail.tsx'
 import { ExtensionsView } from './extensions_view.tsx'
 import { HealthView } from './health_view.tsx'
 import { ListView, SearchView } from './list_views.tsx'
+import { QueueJobsView, QueuesView, SchedulesView } from './queues_view.tsx'
 import { href, navigate, useRoute } from './router.ts'
 import { LIST_SCREENS, screenOf } from './screens.ts'
 
@@ -59,7 +60,7 @@ function SearchBox() {
 
 function Dashboard(props: { userName: string | null; onSignOut: () => void }) {
   const route = useRoute()
-  const [first = 'requests', second] = route.segments
+  const [first = 'requests', second, third] = route.segments
   const screen = screenOf(first)
   const current = (name: string) => (first === name ? 'page' : undefined)
 
@@ -71,7 +72,11 @@ function Dashboard(props: { userName: string | null; onSignOut: () => void }) {
   else if (first === 'health') view = <HealthView params={route.params} />
   else if (first === 'extensions') {
     view = <ExtensionsView segments={route.segments} params={route.params} />
-  } else view = <p className="error">No such screen.</p>
+  } else if (first === 'queues' && second && third) {
+    view = <QueueJobsView driver={second} queue={third} params={route.params} />
+  } else if (first === 'queues') view = <QueuesView />
+  else if (first === 'schedules') view = <SchedulesView />
+  else view = <p className="error">No such screen.</p>
 
   return (
     <div className="layout">
@@ -100,6 +105,12 @@ function Dashboard(props: { userName: string | null; onSignOut: () => void }) {
         </a>
         <a href={href(['extensions'])} aria-current={current('extensions')}>
           Extensions
+        </a>
+        <a href={href(['queues'])} aria-current={current('queues')}>
+          Queues
+        </a>
+        <a href={href(['schedules'])} aria-current={current('schedules')}>
+          Schedules
         </a>
       </nav>
       <main>{view}</main>
