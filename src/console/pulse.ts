@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { idAtTime } from './ids.ts'
-import { decode, mergeInto, quantile, type Histogram } from './rollups/histogram.ts'
+import { addEncoded, quantile, type Histogram } from './rollups/histogram.ts'
 import { minuteOf, type RouteMinute } from './rollups/route_minute.ts'
 import type { ConsoleStore } from './stores/contract.ts'
 import type { ConsoleEntrySummary, ResolvedPulse } from './types.ts'
@@ -79,7 +79,7 @@ export function trafficOf(rows: RouteMinute[], fromMinute: number, minutes: numb
     sum.errors += row.errors
     sum.maxMs = Math.max(sum.maxMs, row.durationMaxMs)
     sum.sumMs += row.durationSumMs
-    mergeInto(sum.histogram, decode(row.histogram))
+    addEncoded(sum.histogram, row.histogram)
   }
   const perRoute: RoutePulse[] = [...routes.values()].map((sum) => ({
     method: sum.method,

@@ -1,5 +1,6 @@
 import { test } from '@japa/runner'
 import {
+  addEncoded,
   BUCKET_COUNT,
   bucketOf,
   decode,
@@ -41,9 +42,26 @@ test.group('Console latency histogram', () => {
   })
 
   test('a malformed stored histogram decodes its valid pairs and never throws', ({ assert }) => {
-    const decoded = decode(`3:2,x:1,4:-1,5:1.5,${BUCKET_COUNT}:1,,7,:,8:1e400,3:1`)
+    const decoded = decode(
+      `3:2,x:1,4:-1,5:1.5,${BUCKET_COUNT}:1,,7,:,8:1e400,9:2:1,10:${2 ** 53},11:0,3:1`
+    )
     assert.deepEqual([...decoded], [[3, 3]])
     assert.isNull(quantile(decode(''), 0.5))
     assert.equal(encode(decode(null)), '')
+  })
+
+  test('a stored histogram adds into a running sum, bucket by bucket', ({ assert }) => {
+    const sum = decode('3:2,40:1')
+    addEncoded(sum, '3:1,41:5')
+    addEncoded(sum, 'x')
+    assert.deepEqual(
+      [...sum].sort((a, b) => a[0] - b[0]),
+      [
+        [3, 3],
+        [40, 1],
+        [41, 5],
+      ]
+    )
+    assert.equal(encode(sum), mergeEncoded(mergeEncoded('3:2,40:1', '3:1,41:5'), ''))
   })
 })
