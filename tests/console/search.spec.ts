@@ -158,6 +158,44 @@ test.group('Console search', () => {
     })
   }
 
+  test('a search finds matches older than the newest 2,000 entries, and pages through both', async ({
+    assert,
+  }) => {
+    const app = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
+    const now = Date.now()
+    // Three old matches, 2,100 newer entries without the word, then two recent matches:
+    // the newest 2,000 entries hold less than a page, so the search must look further back
+    await app.manager.store.write([
+      ...[0, 1, 2].map((index) => logEntry(now - 100_000 + index, `info: rare marker ${index}`)),
+      ...Array.from({ length: 2100 }, (_, index) =>
+        logEntry(now - 90_000 + index, `info: routine line ${index}`)
+      ),
+      logEntry(now - 2, 'info: rare marker 3'),
+      logEntry(now - 1, 'info: rare marker 4'),
+    ])
+    const pages: string[][] = []
+    let cursor: string | null = null
+    for (let page = 0; page < 5; page++) {
+      const response = await app.api(`/search?q=rare&limit=2${cursor ? `&before=${cursor}` : ''}`)
+      const body = (await response.json()) as any
+      pages.push(body.data.map((entry: any) => entry.summary))
+      cursor = body.nextCursor
+      if (!cursor) break
+    }
+    assert.deepEqual(pages, [
+      ['info: rare marker 4', 'info: rare marker 3'],
+      ['info: rare marker 2', 'info: rare marker 1'],
+      ['info: rare marker 0'],
+    ])
+    // A word in every recent entry: the page comes from the newest entries, newest first
+    const routineResponse = await app.api('/search?q=routine&limit=3')
+    const routine = (await routineResponse.json()) as any
+    assert.deepEqual(
+      routine.data.map((entry: any) => entry.summary),
+      ['info: routine line 2099', 'info: routine line 2098', 'info: routine line 2097']
+    )
+  })
+
   test('q is required, capped at 200 characters, and needs a letter or a digit', async ({
     assert,
   }) => {

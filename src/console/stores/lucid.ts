@@ -1,4 +1,5 @@
 import type { Database } from '@adonisjs/lucid/database'
+import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
 import ConsoleEntryModel from '../models/console_entry.ts'
 import { INSERT_CHUNK, insertEntries, serialiseChunks, SQLITE_INSERT } from './bulk_insert.ts'
 import { SqliteWriter } from './sqlite_writer.ts'
@@ -32,6 +33,18 @@ const SUMMARY_COLUMNS = [
   'tags',
   'created_at',
 ]
+
+/** A query over `console_entries` */
+type EntriesQuery = ModelQueryBuilderContract<typeof ConsoleEntryModel, any>
+
+/** Newest entries a search reads before it asks the search index for every match */
+const SEARCH_WINDOW = 2000
+
+/** A page of `limit` summaries from up to `limit + 1` rows */
+function pageOf(rows: any[], limit: number): EntryPage {
+  const page = rows.slice(0, limit).map(summaryOf)
+  return { data: page, nextCursor: rows.length > limit ? page[page.length - 1].id : null }
+}
 
 function summaryOf(model: ConsoleEntryModel): ConsoleEntrySummary {
   return {
@@ -212,10 +225,21 @@ export class LucidConsoleStore implements ConsoleStore {
   }
 
   async list(query: EntryListQuery): Promise<EntryPage> {
-    const builder = this.#query()
-      .select(SUMMARY_COLUMNS)
+    if (!query.words?.length) return pageOf(await this.#summaries(query), query.limit)
+    // A search reads the newest SEARCH_WINDOW entries the other filters keep first: when they
+    // hold a full page of matches, those are exactly the newest matches, found without reading
+    // the index's every match (a common word is in tens of thousands of summaries)
+    const [windowEnd] = await this.#filtered(this.#query().select('id'), query)
       .orderBy('id', 'desc')
-      .limit(query.limit + 1)
+      .offset(SEARCH_WINDOW - 1)
+      .limit(1)
+    const recent = await this.#summaries(query, { from: windowEnd?.id ?? null })
+    if (recent.length > query.limit || !windowEnd) return pageOf(recent, query.limit)
+    return pageOf(await this.#summaries(query), query.limit)
+  }
+
+  /** The query's filters other than its words */
+  #filtered<Builder extends EntriesQuery>(builder: Builder, query: EntryListQuery): Builder {
     if (query.type) builder.where('type', query.type)
     if (query.before) builder.where('id', '<', query.before)
     if (query.since) builder.where('id', '>=', query.since)
@@ -227,13 +251,24 @@ export class LucidConsoleStore implements ConsoleStore {
     // tags are checked against [A-Za-z0-9:.-], so no LIKE wildcard reaches the pattern
     if (query.tag) builder.where('tags', 'like', `%,${query.tag},%`)
     if (query.slow) builder.where('slow', true)
-    if (query.words?.length) whereSummaryHas(builder, this.#client().dialect.name, query.words)
-    const rows = query.words?.length ? await builder.catch(searchUnavailable) : await builder
-    const page = rows.slice(0, query.limit).map(summaryOf)
-    return {
-      data: page,
-      nextCursor: rows.length > query.limit ? page[page.length - 1].id : null,
-    }
+    return builder
+  }
+
+  /**
+   * Up to `limit + 1` summaries, newest first; with `window`, a search of
+   * the entries from `window.from` on only (all of them when null), read in
+   * id order rather than from the search index
+   */
+  async #summaries(query: EntryListQuery, window?: { from: string | null }) {
+    const builder = this.#filtered(this.#query().select(SUMMARY_COLUMNS), query)
+      .orderBy('id', 'desc')
+      .limit(query.limit + 1)
+    if (!query.words?.length) return builder
+    if (window?.from) builder.where('id', '>=', window.from)
+    whereSummaryHas(builder, this.#client().dialect.name, query.words, {
+      inIdOrder: window !== undefined,
+    })
+    return builder.catch(searchUnavailable)
   }
 
   async find(id: string) {

@@ -16,8 +16,18 @@ const INNODB_MIN_TOKEN = 3
 
 type Builder = ModelQueryBuilderContract<any, any>
 
-/** Restricts `builder` (over `console_entries`) to entries whose summary has every word */
-export function whereSummaryHas(builder: Builder, dialect: string, words: string[]) {
+/**
+ * Restricts `builder` (over `console_entries`) to entries whose summary has
+ * every word. `inIdOrder` asks SQLite to walk the entries by id and check
+ * each against the matches, instead of reading every match first: for a
+ * search bounded to the newest entries.
+ */
+export function whereSummaryHas(
+  builder: Builder,
+  dialect: string,
+  words: string[],
+  { inIdOrder = false }: { inIdOrder?: boolean } = {}
+) {
   if (dialect === 'postgres') {
     // the migration's generated tsvector column, behind its GIN index
     builder.whereRaw(`summary_search @@ plainto_tsquery('simple', ?)`, [words.join(' ')])
@@ -37,8 +47,9 @@ export function whereSummaryHas(builder: Builder, dialect: string, words: string
   } else {
     // each word a quoted FTS5 string: no operator, column filter or prefix syntax
     const match = words.map((word) => `"${word.replaceAll('"', '""')}"`).join(' ')
+    // the unary + keeps SQLite from driving the read from the list of matches
     builder.whereRaw(
-      'console_entries.rowid IN (SELECT rowid FROM console_entries_search WHERE console_entries_search MATCH ?)',
+      `${inIdOrder ? '+' : ''}console_entries.rowid IN (SELECT rowid FROM console_entries_search WHERE console_entries_search MATCH ?)`,
       [match]
     )
   }
