@@ -21,7 +21,8 @@ function bytes(size: number) {
  */
 export default class ConsoleDoctor extends BaseCommand {
   static commandName = 'console:doctor'
-  static description = 'Check config/console.ts: gates, storage, retention, recorder and watchers'
+  static description =
+    'Check config/console.ts: gates, storage, retention, recorder, watchers, alerts, queues, extensions and AI'
   static options: CommandOptions = { startApp: true }
 
   @flags.boolean({ description: 'Print the report as one JSON object' })
@@ -66,6 +67,8 @@ export default class ConsoleDoctor extends BaseCommand {
             : watcher.name
         )
         .join(', ')}`,
+      `Alerts: ${report.alerts ? `${report.alerts.rules.join(', ')} to ${report.alerts.channels.join(', ')}, checked every ${duration(report.alerts.intervalMs)}` : 'off'}`,
+      `Queues: ${report.managers.queues.join(', ') || 'none'}; schedule managers: ${report.managers.schedules}; extensions: ${report.extensions.join(', ') || 'none'}; AI diagnosis: ${report.ai ? report.ai.model : 'off'}`,
     ]
     for (const line of lines) this.logger.log(line)
     for (const warning of report.warnings) this.logger.warning(warning)

@@ -54,6 +54,14 @@ export interface DoctorReport {
     failed: number
   }
   watchers: WatcherReport[]
+  /** `alerts`: its rules by name, its channels and how often they are checked; null when off */
+  alerts: { rules: string[]; channels: string[]; intervalMs: number } | null
+  /** The queue managers by driver and how many schedule managers the dashboard lists */
+  managers: { queues: string[]; schedules: number }
+  /** `extensions` by name */
+  extensions: string[]
+  /** `ai`: the model exception diagnosis calls; null when off */
+  ai: { model: string } | null
 }
 
 function resolves(name: string) {
@@ -195,6 +203,19 @@ export async function diagnose(app: ApplicationService, manager: ConsoleManager)
       failed: recorder.failed,
     },
     watchers,
+    alerts: config.alerts
+      ? {
+          rules: config.alerts.rules.map((rule) => rule.name),
+          channels: config.alerts.channels.map((channel) => channel.name),
+          intervalMs: config.alerts.intervalMs,
+        }
+      : null,
+    managers: {
+      queues: config.queueManagers.map((queueManager) => queueManager.driver),
+      schedules: config.scheduleManagers.length,
+    },
+    extensions: config.extensions.map((extension) => extension.name),
+    ai: config.ai ? { model: config.ai.label } : null,
   }
   return report
 }

@@ -5,6 +5,7 @@ import ConsoleList from '../../commands/console_list.ts'
 import { entryId } from '../../src/console/ids.ts'
 import type { ConsoleEntry, EntryType } from '../../src/console/types.ts'
 import { consoleApp } from './helpers.ts'
+import { alertChannels, alertRules, defineConsoleExtension } from '../../src/console/main.ts'
 
 const MINUTE = 60_000
 
@@ -133,6 +134,11 @@ test.group('console:doctor', () => {
     assert.include(printed, '; ready')
     assert.include(printed, 'Retention: after 24h, query after 6h; pruned every 5m, lock lease row')
     assert.include(printed, 'Watchers: requests, exceptions')
+    assert.include(printed, 'Alerts: off')
+    assert.include(
+      printed,
+      'Queues: none; schedule managers: 0; extensions: none; AI diagnosis: off'
+    )
     assert.include(printed, 'No problem found')
 
     const json = await run(app.app, ConsoleDoctor, ['--json'])
@@ -149,6 +155,43 @@ test.group('console:doctor', () => {
     if (process.env.DB === undefined || process.env.DB === 'sqlite') {
       assert.match(report.storage.file, /\.sqlite3?$|\.db$/)
     }
+  })
+
+  test('alerts, queue and schedule managers and extensions are reported by name', async ({
+    assert,
+  }) => {
+    const queue = {
+      driver: 'orders',
+      init() {},
+      listQueues: () => ['default'],
+      counts: () => ({}),
+      listJobs: () => ({ jobs: [], nextCursor: null }),
+      getJob: () => null,
+    }
+    const app = await consoleApp({
+      config: {
+        alerts: {
+          channels: [alertChannels.webhook({ url: 'https://hooks.example.com/T01' })],
+          rules: [alertRules.exceptions({ over: 2, within: '5m' })],
+        },
+        queueManagers: [queue],
+        scheduleManagers: [{ listTasks: () => [] }],
+        extensions: [defineConsoleExtension({ name: 'billing' })],
+      },
+    })
+    const { stdout } = await run(app.app, ConsoleDoctor, [])
+    const printed = stdout.join('\n')
+    assert.match(printed, /Alerts: exceptions to webhook, checked every /)
+    assert.include(
+      printed,
+      'Queues: orders; schedule managers: 1; extensions: billing; AI diagnosis: off'
+    )
+    const json = await run(app.app, ConsoleDoctor, ['--json'])
+    const report = JSON.parse(json.stdout[0])
+    assert.deepEqual(report.alerts.rules, ['exceptions'])
+    assert.deepEqual(report.managers, { queues: ['orders'], schedules: 1 })
+    assert.deepEqual(report.extensions, ['billing'])
+    assert.isNull(report.ai)
   })
 
   test('a missing table exits 1 naming the migration', async ({ assert }) => {
