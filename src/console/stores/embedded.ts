@@ -32,6 +32,9 @@ export const EMBEDDED_MIGRATIONS_TABLE = 'console_migrations'
 /** Attempts of a boot migration that another process holds the write lock against */
 const MIGRATE_ATTEMPTS = 5
 
+/** Attempts to set a new connection's pragmas while another process switches the file to WAL */
+const PRAGMA_ATTEMPTS = 20
+
 /** Where the stubs are written to be imported: the app's tmp folder */
 type TmpFolder = Pick<ApplicationService, 'tmpPath'>
 
@@ -56,15 +59,23 @@ export function embeddedConnectionConfig(filename: string) {
     useNullAsDefault: true,
     pool: {
       afterCreate: (connection: any, done: (error: Error | null, connection: any) => void) => {
-        try {
-          // counts only before the first table exists: the console's own file, created here
-          connection.pragma('auto_vacuum = INCREMENTAL')
-          connection.pragma('journal_mode = WAL')
-          connection.pragma('synchronous = NORMAL')
-          done(null, connection)
-        } catch (error) {
-          done(error as Error, connection)
+        let attempt = 0
+        const configure = () => {
+          try {
+            // counts only before the first table exists: the console's own file, created here
+            connection.pragma('auto_vacuum = INCREMENTAL')
+            connection.pragma('journal_mode = WAL')
+            connection.pragma('synchronous = NORMAL')
+            done(null, connection)
+          } catch (error) {
+            // Two processes opening a new file at once: the one switching it to WAL holds a lock
+            // the other's switch cannot wait for (SQLite answers busy at once); the switch is kept
+            // in the file, so a retry finds it done
+            if (isBusy(error) && ++attempt < PRAGMA_ATTEMPTS) setTimeout(configure, 20 * attempt)
+            else done(error as Error, connection)
+          }
         }
+        configure()
       },
     },
   }
