@@ -20,19 +20,15 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Database } from '@adonisjs/lucid/database'
-import { LoggerFactory } from '@adonisjs/core/factories/logger'
-import { Emitter } from '@adonisjs/core/events'
-import { AppFactory } from '@adonisjs/core/factories/app'
-import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
+import type { Database } from '@adonisjs/lucid/database'
+import type { Dialect } from '../../tests/helpers.ts'
 import { dropStubTables, migrateStubs } from '../../tests/migration_stubs.ts'
 import { LucidConsoleStore } from '../../src/console/stores/lucid.ts'
 import { resolvePrune } from '../../src/console/retention/config.ts'
 import { PruneScheduler } from '../../src/console/retention/schedule.ts'
-import { seedEntries as seed } from '../lib/console_entries.ts'
+import { benchConnection, benchDatabase, seedEntries as seed } from '../lib/console_entries.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 1_000_000)
@@ -44,24 +40,6 @@ const TARGET_MAX_BLOCK_MS = 50
 const DAY = 86_400_000
 /** How long the loop is watched idle, before the prune, as the baseline */
 const IDLE_BASELINE_MS = 5000
-
-/** SQLite in WAL mode (with the chosen auto_vacuum before any table); PostgreSQL in its own schema */
-function benchConnection(which: Dialect, directory: string, schema: string) {
-  const config: any = connectionConfig(which, directory)
-  if (which === 'sqlite') {
-    config.pool = {
-      afterCreate: (connection: any, done: any) => {
-        // auto_vacuum takes effect only while the file has no table yet
-        connection.pragma(`auto_vacuum = ${AUTO_VACUUM}`)
-        connection.pragma('journal_mode = WAL')
-        done(null, connection)
-      },
-    }
-  } else {
-    config.searchPath = [schema]
-  }
-  return config
-}
 
 /** The SQLite file and its -wal, or the console tables' size on PostgreSQL (and no wal) */
 async function storageBytes(which: Dialect, db: Database, file: string) {
@@ -117,13 +95,9 @@ for (const which of dialects) {
   if (which !== 'sqlite' && which !== 'pg') throw new Error(`BENCH_DB: unsupported "${which}"`)
   const directory = await mkdtemp(join(tmpdir(), 'atrium-console-prune-'))
   const schema = `bench_console_prune_${process.pid}`
-  const config = benchConnection(which, directory, schema)
+  const config = benchConnection(which, directory, schema, AUTO_VACUUM)
   const file = join(directory, 'db.sqlite3')
-  const db = new Database(
-    { connection: which, connections: { [which]: config } } as any,
-    new LoggerFactory().create(),
-    new Emitter(new AppFactory().create(pathToFileURL(`${directory}/`)))
-  )
+  const db = benchDatabase(which, config, directory)
   let store: LucidConsoleStore | undefined
   try {
     if (which === 'pg') await db.rawQuery(`create schema "${schema}"`)

@@ -13,15 +13,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { performance } from 'node:perf_hooks'
-import { Database } from '@adonisjs/lucid/database'
-import { LoggerFactory } from '@adonisjs/core/factories/logger'
-import { Emitter } from '@adonisjs/core/events'
-import { AppFactory } from '@adonisjs/core/factories/app'
-import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
+import type { Dialect } from '../../tests/helpers.ts'
 import { dropStubTables, migrateStubs } from '../../tests/migration_stubs.ts'
 import { LucidConsoleStore } from '../../src/console/stores/lucid.ts'
 import { defineConfig, stores } from '../../src/console/main.ts'
-import { seedEntries } from '../lib/console_entries.ts'
+import { benchConnection, benchDatabase, seedEntries } from '../lib/console_entries.ts'
 import { bootHttpApp } from '../lib/http_app.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
@@ -31,22 +27,6 @@ const WARMUP = 20
 const TARGET_P99_MS = 50
 const DAY = 86_400_000
 const dialects = (process.env.BENCH_DB ?? 'sqlite').split(',') as Dialect[]
-
-/** SQLite in WAL mode; PostgreSQL in a schema of its own */
-function benchConnection(which: Dialect, directory: string, schema: string) {
-  const config: any = connectionConfig(which, directory)
-  if (which === 'sqlite') {
-    config.pool = {
-      afterCreate: (connection: any, done: any) => {
-        connection.pragma('journal_mode = WAL')
-        done(null, connection)
-      },
-    }
-  } else {
-    config.searchPath = [schema]
-  }
-  return config
-}
 
 /** Milliseconds of each of `RUNS` sequential GETs of `url`, after warm-ups; the last body */
 async function time(url: string) {
@@ -73,11 +53,7 @@ for (const which of dialects) {
   const directory = await mkdtemp(join(tmpdir(), 'atrium-console-reads-'))
   const schema = `bench_console_reads_${process.pid}`
   const connection = benchConnection(which, directory, schema)
-  const db = new Database(
-    { connection: which, connections: { [which]: connection } } as any,
-    new LoggerFactory().create(),
-    new Emitter(new AppFactory().create(pathToFileURL(`${directory}/`)))
-  )
+  const db = benchDatabase(which, connection, directory)
   let server: Awaited<ReturnType<typeof bootHttpApp>> | undefined
   try {
     if (which === 'pg') await db.rawQuery(`create schema "${schema}"`)
@@ -155,11 +131,7 @@ for (const which of dialects) {
     }
   } finally {
     await server?.close()
-    const cleanup = new Database(
-      { connection: which, connections: { [which]: connection } } as any,
-      new LoggerFactory().create(),
-      new Emitter(new AppFactory().create(pathToFileURL(`${directory}/`)))
-    )
+    const cleanup = benchDatabase(which, connection, directory)
     if (which === 'pg') await cleanup.rawQuery(`drop schema "${schema}" cascade`).catch(() => {})
     else await dropStubTables(cleanup, 'console').catch(() => {})
     await cleanup.manager.closeAll()

@@ -1,11 +1,54 @@
 /**
- * The console benchmarks' stored entries: a realistic mix of types,
- * summaries and content with time-ordered ids, written through the store's
- * own flush path.
+ * What the console benchmarks share: their database (SQLite in WAL mode, or
+ * PostgreSQL in a schema of its own) and their stored entries, a realistic
+ * mix of types, summaries and content with time-ordered ids, written through
+ * the store's own flush path.
  */
+import { pathToFileURL } from 'node:url'
+import { Database } from '@adonisjs/lucid/database'
+import { LoggerFactory } from '@adonisjs/core/factories/logger'
+import { Emitter } from '@adonisjs/core/events'
+import { AppFactory } from '@adonisjs/core/factories/app'
+import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
 import { entryId } from '../../src/console/ids.ts'
 import type { LucidConsoleStore } from '../../src/console/stores/lucid.ts'
 import type { ConsoleEntry } from '../../src/console/types.ts'
+
+/**
+ * The Lucid connection of a console benchmark: SQLite in WAL mode (with
+ * `autoVacuum`, when given, set before any table exists), PostgreSQL with
+ * `schema` as its search path.
+ */
+export function benchConnection(
+  which: Dialect,
+  directory: string,
+  schema: string,
+  autoVacuum?: string
+) {
+  const config: any = connectionConfig(which, directory)
+  if (which === 'sqlite') {
+    config.pool = {
+      afterCreate: (connection: any, done: any) => {
+        // auto_vacuum takes effect only while the file has no table yet
+        if (autoVacuum) connection.pragma(`auto_vacuum = ${autoVacuum}`)
+        connection.pragma('journal_mode = WAL')
+        done(null, connection)
+      },
+    }
+  } else {
+    config.searchPath = [schema]
+  }
+  return config
+}
+
+/** A bare Lucid `Database` (no app) on that one connection */
+export function benchDatabase(which: Dialect, config: unknown, directory: string) {
+  return new Database(
+    { connection: which, connections: { [which]: config } } as any,
+    new LoggerFactory().create(),
+    new Emitter(new AppFactory().create(pathToFileURL(`${directory}/`)))
+  )
+}
 
 /** Entries per `store.write`, as one large flush */
 const WRITE_SIZE = 5000

@@ -101,25 +101,36 @@ async function framesUntil(sse: SseReader, match: (frame: SseFrame) => boolean, 
   return within(reading, 15_000, () => `${what}; frames so far: ${JSON.stringify(frames)}`)
 }
 
+/**
+ * B in this process and A in a child process, on the test's database and a
+ * Redis prefix of their own, with a model that stalls after two deltas;
+ * `chatOnA` starts a turn on A.
+ */
+async function twoInstances(directory: string, cleanup: (fn: () => Promise<void>) => void) {
+  const prefix = `atrium:agent:test:${randomUUID()}:`
+  const redis = createRedis(prefix)
+  const sink = sinks.redis({ url: REDIS_URL, prefix, leaseMs: LEASE_MS })
+  // B builds the tables and the fake model; A, in its child process, runs on both
+  const b = await agentApp({ config: { sink } })
+  b.fake.reply({ text: ['a', 'b', 'c'], stallAfter: 2 })
+  const a = await startInstance(directory, b.fake.url, prefix, cleanup)
+  const chatOnA = () =>
+    fetch(`${a.url}/agent/chat`, {
+      method: 'POST',
+      headers: { ...actorHeaders(ALICE), 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'go' }),
+    })
+  return { prefix, redis, a, b, chatOnA }
+}
+
 test.group('Agent Redis run log with a killed instance', () => {
   test('A is killed mid-run: a reader on B gets the missing frames, then run_failed, and the run is failed', async ({
     assert,
     fs,
     cleanup,
   }) => {
-    const prefix = `atrium:agent:test:${randomUUID()}:`
-    const redis = createRedis(prefix)
-    const sink = sinks.redis({ url: REDIS_URL, prefix, leaseMs: LEASE_MS })
-    // B builds the tables and the fake model; A, in its child process, runs on both
-    const b = await agentApp({ config: { sink } })
-    b.fake.reply({ text: ['a', 'b', 'c'], stallAfter: 2 })
-    const a = await startInstance(fs.basePath, b.fake.url, prefix, cleanup)
-
-    const started = await fetch(`${a.url}/agent/chat`, {
-      method: 'POST',
-      headers: { ...actorHeaders(ALICE), 'content-type': 'application/json' },
-      body: JSON.stringify({ message: 'go' }),
-    })
+    const { prefix, redis, a, b, chatOnA } = await twoInstances(fs.basePath, cleanup)
+    const started = await chatOnA()
     assert.equal(started.status, 200)
     const onA = new SseReader(started)
     const runId = started.headers.get('x-agent-run-id')!
@@ -189,18 +200,8 @@ test.group('Agent Redis run log with a killed instance', () => {
     fs,
     cleanup,
   }) => {
-    const prefix = `atrium:agent:test:${randomUUID()}:`
-    const redis = createRedis(prefix)
-    const sink = sinks.redis({ url: REDIS_URL, prefix, leaseMs: LEASE_MS })
-    const b = await agentApp({ config: { sink } })
-    b.fake.reply({ text: ['a', 'b', 'c'], stallAfter: 2 })
-    const a = await startInstance(fs.basePath, b.fake.url, prefix, cleanup)
-
-    const started = await fetch(`${a.url}/agent/chat`, {
-      method: 'POST',
-      headers: { ...actorHeaders(ALICE), 'content-type': 'application/json' },
-      body: JSON.stringify({ message: 'go' }),
-    })
+    const { prefix, redis, a, b, chatOnA } = await twoInstances(fs.basePath, cleanup)
+    const started = await chatOnA()
     const runId = started.headers.get('x-agent-run-id')!
     await started.body?.cancel()
     await within(b.fake.stalled(), 15_000, () => 'The model never reached its stall point')

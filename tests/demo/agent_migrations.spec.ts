@@ -2,6 +2,7 @@ import { test } from '@japa/runner'
 import { readdir, readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import * as prettier from 'prettier'
+import { MIGRATION_STUBS } from '../migration_stubs.ts'
 
 /**
  * The demo creates the agent tables the way an app does: with the
@@ -19,21 +20,7 @@ test.group('Demo agent migrations', () => {
     const files = names.filter((name) => name.includes('_create_agent_')).sort()
     const tables = files.map((name) => /_create_(agent_\w+)_table\.ts$/.exec(name)?.[1])
     // the order configure publishes them in: foreign keys first, the narrow rollups after agent_rollups
-    assert.deepEqual(tables, [
-      'agent_threads',
-      'agent_messages',
-      'agent_runs',
-      'agent_tool_calls',
-      'agent_usage',
-      'agent_quota',
-      'agent_pricing',
-      'agent_rollups',
-      'agent_model_rollups',
-      'agent_actor_rollups',
-      'agent_run_rollups',
-      'agent_error_rollups',
-      'agent_duration_rollups',
-    ])
+    assert.deepEqual(tables, [...MIGRATION_STUBS.agent])
     for (const [index, file] of files.entries()) {
       const stub = await readFile(
         new URL(`stubs/make/migration/${tables[index]}.stub`, root),

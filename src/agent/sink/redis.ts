@@ -182,14 +182,21 @@ export class RedisRunSink {
         this.#track(
           'lease',
           this.#redis
-            .eval(RENEW_SCRIPT, 3, keys.lease, keys.cancel, keys.stream, this.instanceId, leaseMs)
-            .then(async (answer) => {
-              if (answer === -1) {
-                hooks.onLeaseLost()
-                return
-              }
-              if (answer === 1) hooks.onCancel()
-              await this.#redis.zadd(this.#leasesKey, Date.now() + leaseMs, log.runId)
+            .eval(
+              RENEW_SCRIPT,
+              4,
+              keys.lease,
+              keys.cancel,
+              keys.stream,
+              this.#leasesKey,
+              this.instanceId,
+              leaseMs,
+              Date.now() + leaseMs,
+              log.runId
+            )
+            .then((answer) => {
+              if (answer === -1) hooks.onLeaseLost()
+              else if (answer === 1) hooks.onCancel()
             })
         )
       },

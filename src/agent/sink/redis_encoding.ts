@@ -9,7 +9,8 @@ import type { RunFrame } from '../run_log.ts'
 /**
  * Renews the lease: -1 when another instance holds it or readers already
  * ended the run (its lease had lapsed), else whether a cancel was requested.
- * A lease that merely expired (a long pause) is taken back.
+ * A lease that merely expired (a long pause) is taken back. A renewed run's
+ * entry among the live leases (KEYS[4]) moves to its new expiry (ARGV[3]).
  */
 export const RENEW_SCRIPT = `
 local holder = redis.call('GET', KEYS[1])
@@ -24,6 +25,7 @@ if not holder then
   end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[4])
 return redis.call('EXISTS', KEYS[2])`
 
 /**

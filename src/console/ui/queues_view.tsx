@@ -18,17 +18,23 @@ function loaded<T>(load: Load<T>, render: (value: T) => ReactNode) {
   return render(load.value)
 }
 
-/** Every queue manager's queues with their counts per state, each state a link to its jobs */
-export function QueuesView() {
-  const queues = useLoad('queues', () => api.queues())
+/**
+ * A screen listing each manager's own table, or a hint naming the option to
+ * set when there is none; a manager that failed shows its error above it.
+ */
+function ManagerSections<Manager extends { driver: string; error: string | null }>(props: {
+  title: string
+  load: Load<{ data: Manager[] }>
+  none: ReactNode
+  columns: string[]
+  rows: (manager: Manager) => ReactNode
+}) {
   return (
     <>
-      <h2>Queues</h2>
-      {loaded(queues, ({ data }) =>
+      <h2>{props.title}</h2>
+      {loaded(props.load, ({ data }) =>
         data.length === 0 ? (
-          <p className="empty">
-            No queue manager: list one in <code>queueManagers</code> of config/console.ts.
-          </p>
+          <p className="empty">{props.none}</p>
         ) : (
           data.map((manager) => (
             <section key={manager.driver}>
@@ -37,36 +43,55 @@ export function QueuesView() {
               <table className="entries">
                 <thead>
                   <tr>
-                    <th>Queue</th>
-                    <th>Jobs per state</th>
+                    {props.columns.map((column) => (
+                      <th key={column}>{column}</th>
+                    ))}
                   </tr>
                 </thead>
-                <tbody>
-                  {manager.queues.map((queue) => (
-                    <tr key={queue.name}>
-                      <td>
-                        <a href={href(['queues', manager.driver, queue.name])}>{queue.name}</a>
-                      </td>
-                      <td>
-                        {Object.entries(queue.counts).map(([state, count]) => (
-                          <a
-                            key={state}
-                            className="tag"
-                            href={href(['queues', manager.driver, queue.name], { state })}
-                          >
-                            {state} {count}
-                          </a>
-                        ))}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
+                <tbody>{props.rows(manager)}</tbody>
               </table>
             </section>
           ))
         )
       )}
     </>
+  )
+}
+
+/** Every queue manager's queues with their counts per state, each state a link to its jobs */
+export function QueuesView() {
+  const queues = useLoad('queues', () => api.queues())
+  return (
+    <ManagerSections
+      title="Queues"
+      load={queues}
+      none={
+        <>
+          No queue manager: list one in <code>queueManagers</code> of config/console.ts.
+        </>
+      }
+      columns={['Queue', 'Jobs per state']}
+      rows={(manager) =>
+        manager.queues.map((queue) => (
+          <tr key={queue.name}>
+            <td>
+              <a href={href(['queues', manager.driver, queue.name])}>{queue.name}</a>
+            </td>
+            <td>
+              {Object.entries(queue.counts).map(([state, count]) => (
+                <a
+                  key={state}
+                  className="tag"
+                  href={href(['queues', manager.driver, queue.name], { state })}
+                >
+                  {state} {count}
+                </a>
+              ))}
+            </td>
+          </tr>
+        ))
+      }
+    />
   )
 }
 
@@ -166,46 +191,28 @@ export function QueueJobsView(props: { driver: string; queue: string; params: UR
 export function SchedulesView() {
   const schedules = useLoad('schedules', () => api.schedules())
   return (
-    <>
-      <h2>Schedules</h2>
-      {loaded(schedules, ({ data }) =>
-        data.length === 0 ? (
-          <p className="empty">
-            No schedule manager: list one in <code>scheduleManagers</code> of config/console.ts.
-          </p>
-        ) : (
-          data.map((manager) => (
-            <section key={manager.driver}>
-              <h3>{manager.driver}</h3>
-              {manager.error && <Failure message={manager.error} />}
-              <table className="entries">
-                <thead>
-                  <tr>
-                    <th>Task</th>
-                    <th>Expression</th>
-                    <th>Next run</th>
-                    <th>Last run</th>
-                    <th>Last status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {manager.tasks.map((task) => (
-                    <tr key={task.name}>
-                      <td>{task.name}</td>
-                      <td>
-                        <code>{task.expression}</code>
-                      </td>
-                      <td className="nowrap">{task.nextRunAt ? dateTime(task.nextRunAt) : ''}</td>
-                      <td className="nowrap">{task.lastRunAt ? dateTime(task.lastRunAt) : ''}</td>
-                      <td>{task.lastStatus ?? ''}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </section>
-          ))
-        )
-      )}
-    </>
+    <ManagerSections
+      title="Schedules"
+      load={schedules}
+      none={
+        <>
+          No schedule manager: list one in <code>scheduleManagers</code> of config/console.ts.
+        </>
+      }
+      columns={['Task', 'Expression', 'Next run', 'Last run', 'Last status']}
+      rows={(manager) =>
+        manager.tasks.map((task) => (
+          <tr key={task.name}>
+            <td>{task.name}</td>
+            <td>
+              <code>{task.expression}</code>
+            </td>
+            <td className="nowrap">{task.nextRunAt ? dateTime(task.nextRunAt) : ''}</td>
+            <td className="nowrap">{task.lastRunAt ? dateTime(task.lastRunAt) : ''}</td>
+            <td>{task.lastStatus ?? ''}</td>
+          </tr>
+        ))
+      }
+    />
   )
 }
