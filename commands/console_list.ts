@@ -32,7 +32,9 @@ export default class ConsoleList extends BaseCommand {
   static description = 'List recorded console entries, newest first'
   static options: CommandOptions = { startApp: true }
 
-  @flags.string({ description: `Entry type: ${ENTRY_TYPES.join(', ')} (all types when omitted)` })
+  @flags.string({
+    description: `Entry type: ${ENTRY_TYPES.join(', ')} or an extension's (all types when omitted)`,
+  })
   declare type?: string
 
   @flags.number({ description: `How many entries, 1 to ${MAX_LIMIT}`, default: 20 })
@@ -51,8 +53,13 @@ export default class ConsoleList extends BaseCommand {
 
   async run() {
     const type = this.type?.replaceAll('-', '_')
+    // the extensions' types are in the resolved config: read it only when the type is not built in
     if (type !== undefined && !(ENTRY_TYPES as readonly string[]).includes(type)) {
-      return this.#fail(`Unknown --type "${this.type}": use ${ENTRY_TYPES.join(', ')}`)
+      const manager = await this.app.container.make('atrium.console')
+      const types = [...ENTRY_TYPES, ...manager.config.customEntryTypes]
+      if (!types.includes(type)) {
+        return this.#fail(`Unknown --type "${this.type}": use ${types.join(', ')}`)
+      }
     }
     const limit = this.limit ?? 20
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {

@@ -12,6 +12,7 @@ import type { ConsoleStore, PruneResult } from './stores/contract.ts'
 import type { ResolvedConsoleConfig } from './types.ts'
 import { assertPackagesInstalled, importOptional } from '../shared/optional_import.ts'
 import { CacheWatcher } from './watchers/cache_watcher.ts'
+import { EventWatcher } from './watchers/event_watcher.ts'
 import { ExceptionWatcher } from './watchers/exception_watcher.ts'
 import { FeatureWatcher } from './watchers/feature_watcher.ts'
 import { HttpClientWatcher } from './watchers/http_client_watcher.ts'
@@ -191,6 +192,10 @@ export class ConsoleManager {
         const http = new HttpClientWatcher(this.config, this.recorder, watcher.options)
         http.install()
         this.#others.push(http)
+      } else if (watcher.name === 'events') {
+        const events = new EventWatcher(this.config, this.recorder, watcher.options)
+        events.install()
+        this.#others.push(events)
       } else if (watcher.name === 'features') {
         const features = new FeatureWatcher(this.config, this.recorder)
         features.install()

@@ -32,6 +32,17 @@ export function redactValue(
   if (depth >= bounds.maxDepth) return '[depth limit]'
   if (seen.has(value)) return '[circular]'
   seen.add(value)
+  // what JSON.stringify would store: a Lucid model's serialize() (hidden columns left out), not its internals
+  const toJSON = (value as { toJSON?: unknown }).toJSON
+  if (typeof toJSON === 'function' && !Array.isArray(value)) {
+    let plain: unknown = value
+    try {
+      plain = toJSON.call(value)
+    } catch {
+      // a throwing toJSON: its own keys are recorded instead
+    }
+    if (plain !== value) return redactValue(plain, bounds, depth, seen)
+  }
   if (Array.isArray(value)) {
     const items = value
       .slice(0, bounds.maxArrayLength)

@@ -26,6 +26,7 @@ export const ENTRY_TYPES = [
   'redis',
   'mail',
   'job',
+  'event',
   'client_error',
   'cpu_profile',
 ] as const

@@ -94,6 +94,29 @@ test.group('console:list', () => {
     assert.deepEqual(await json(['--type=request', '--since=2h']), ['request 1m'])
   })
 
+  test('--type takes an extension’s entry type; an unknown one lists them', async ({ assert }) => {
+    const app = await consoleApp({
+      config: {
+        extensions: [defineConsoleExtension({ name: 'billing', entryTypes: ['invoice'] })],
+      },
+    })
+    await app.manager.store.write([
+      entry('invoice' as EntryType, 3 * MINUTE, { total: 42 }),
+      entry('request', 2 * MINUTE),
+      entry('invoice' as EntryType, MINUTE, { total: 7 }),
+    ])
+    const { exitCode, stdout } = await run(app.app, ConsoleList, ['--type=invoice', '--json'])
+    assert.equal(exitCode, 0)
+    assert.deepEqual(
+      JSON.parse(stdout[0]).map((row: any) => row.summary),
+      ['invoice 1m', 'invoice 3m']
+    )
+    const unknown = await run(app.app, ConsoleList, ['--type=receipt', '--json'])
+    assert.equal(unknown.exitCode, 1)
+    assert.include(unknown.stderr.join('\n'), 'Unknown --type "receipt"')
+    assert.include(unknown.stderr.join('\n'), 'cpu_profile, invoice')
+  })
+
   test('without --json prints a table; bad flags exit 1 naming the flag', async ({ assert }) => {
     const app = await consoleApp()
     await app.manager.store.write([entry('request', MINUTE)])

@@ -4,7 +4,7 @@ import type { Router } from '@adonisjs/core/http'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import ConsoleDoctor from '../../commands/console_doctor.ts'
-import { defineConfig, watchers } from '../../src/console/main.ts'
+import { defineConfig, defineConsoleExtension, watchers } from '../../src/console/main.ts'
 import { entryId } from '../../src/console/ids.ts'
 import { MAX_MCP_BODY_BYTES } from '../../src/console/mcp/http.ts'
 import type { ConsoleConfig } from '../../src/console/types.ts'
@@ -138,6 +138,42 @@ test.group('Console MCP tools', () => {
     })) as any
     assert.isTrue(refused.isError)
     assert.include(refused.content[0].text, '"since" must be an ISO date')
+  })
+
+  test('search_entries filters by an extension’s entry type; an undeclared one is refused', async ({
+    assert,
+  }) => {
+    const app = await mcpApp({
+      extensions: [defineConsoleExtension({ name: 'billing', entryTypes: ['invoice'] })],
+    })
+    const id = entryId()
+    await app.manager.store.write([
+      {
+        id,
+        batchId: id,
+        type: 'invoice' as any,
+        summary: 'invoice INV-7 paid',
+        status: null,
+        method: null,
+        durationMs: null,
+        slow: false,
+        tags: [],
+        createdAt: Date.now(),
+        content: { total: 7 },
+      },
+    ])
+    await traffic(app)
+    const client = await connect(app.mcpUrl)
+    const invoices = await call(client, 'search_entries', { types: ['invoice'] })
+    assert.deepEqual(
+      invoices.entries.map((entry: any) => `${entry.type} ${entry.summary}`),
+      ['invoice invoice INV-7 paid']
+    )
+    const refused = (await client.callTool({
+      name: 'search_entries',
+      arguments: { types: ['receipt'] },
+    })) as any
+    assert.isTrue(refused.isError)
   })
 
   test('get_batch returns everything one request recorded', async ({ assert }) => {

@@ -21,6 +21,7 @@ const RESERVED_TYPES = [
   'exceptions',
   'logs',
   'features',
+  'events',
   'jobs',
   'search',
   'entries',

@@ -33,6 +33,8 @@ export function createConsoleMcpServer(sdk: McpSdk, manager: ConsoleManager) {
     }
   )
   const readOnly = { readOnlyHint: true, openWorldHint: false }
+  // the extensions' entry types are filtered like the built-in ones
+  const types = [...ENTRY_TYPES, ...manager.config.customEntryTypes] as [string, ...string[]]
 
   server.registerTool(
     'search_entries',
@@ -42,8 +44,8 @@ export function createConsoleMcpServer(sdk: McpSdk, manager: ConsoleManager) {
         'Summaries of recorded entries (newest first) in a time window, optionally of some types, matching words of their summary and a status. Each has an id and a batchId for get_batch.',
       inputSchema: {
         types: z
-          .array(z.enum(ENTRY_TYPES))
-          .max(ENTRY_TYPES.length)
+          .array(z.enum(types))
+          .max(types.length)
           .optional()
           .describe('Entry types; every type when absent'),
         query: z

@@ -43,7 +43,8 @@ export function parseInstant(value: string, name: string, now = Date.now()): num
 
 /** What `search_entries` accepts */
 export interface SearchInput {
-  types?: EntryType[]
+  /** Built-in types or an extension's: the tool's schema lists the allowed ones */
+  types?: string[]
   query?: string
   since?: string
   until?: string
@@ -75,7 +76,7 @@ export async function searchEntries(manager: ConsoleManager, input: SearchInput)
   filters.since = idAtTime(since)
   if (until !== undefined) filters.before = idAtTime(until + 1)
   const types: Array<EntryType | undefined> = input.types?.length
-    ? [...new Set(input.types)]
+    ? [...new Set(input.types as EntryType[])]
     : [undefined]
   const pages = await Promise.all(types.map((type) => manager.store.list({ ...filters, type })))
   const merged = pages.flatMap((page) => page.data).sort((a, b) => (a.id < b.id ? 1 : -1))

@@ -1,5 +1,24 @@
 import { fail, FILE, positiveInteger } from '../config_checks.ts'
 import type { WatcherDescriptor } from '../types.ts'
+import type { EventNamePattern } from './event_watcher.ts'
+
+/** Largest `watchers.events.maxPayloadBytes`: an entry stays a row, not a blob */
+const MAX_EVENT_PAYLOAD_BYTES = 1024 * 1024
+
+function namePatterns(value: unknown, key: string): EventNamePattern[] | undefined {
+  if (value === undefined) return undefined
+  if (
+    !Array.isArray(value) ||
+    !value.every(
+      (pattern) => (typeof pattern === 'string' && pattern.length > 0) || pattern instanceof RegExp
+    )
+  ) {
+    fail(
+      `Invalid "${key}" in ${FILE}: use a list of event names ('order:placed', 'order:*') or RegExps`
+    )
+  }
+  return [...value]
+}
 
 /**
  * Watchers beyond the request and exception watchers (which are always on).
@@ -101,6 +120,42 @@ export const watchers = {
       options: {
         slowMs: positiveInteger(options.slowMs, 'watchers.jobs.slowMs', 1000),
         payloads: options.payloads === true,
+      },
+    }
+  },
+  /**
+   * The app emitter's events (`emitter.emit('order:placed', ...)` and
+   * class-based events, named by their class), from `@adonisjs/events`'
+   * `adonisjs.event.dispatch` tracing channel. The framework's own events and
+   * those other watchers record are skipped unless `include` names them;
+   * `exclude` always wins. Payloads are redacted and their JSON capped at
+   * `maxPayloadBytes` (8192); `payloads: false` records names only.
+   */
+  events(
+    options: {
+      include?: EventNamePattern[]
+      exclude?: EventNamePattern[]
+      payloads?: boolean
+      maxPayloadBytes?: number
+    } = {}
+  ): WatcherDescriptor {
+    const maxPayloadBytes = positiveInteger(
+      options.maxPayloadBytes,
+      'watchers.events.maxPayloadBytes',
+      8192
+    )
+    if (maxPayloadBytes < 1 || maxPayloadBytes > MAX_EVENT_PAYLOAD_BYTES) {
+      fail(
+        `Invalid "watchers.events.maxPayloadBytes" in ${FILE}: use a whole number from 1 to ${MAX_EVENT_PAYLOAD_BYTES}`
+      )
+    }
+    return {
+      name: 'events',
+      options: {
+        include: namePatterns(options.include, 'watchers.events.include'),
+        exclude: namePatterns(options.exclude, 'watchers.events.exclude'),
+        payloads: options.payloads !== false,
+        maxPayloadBytes,
       },
     }
   },
