@@ -12,7 +12,7 @@ import type { ConsoleStore, PruneResult } from './stores/contract.ts'
 import type { ResolvedConsoleConfig } from './types.ts'
 import { assertPackagesInstalled, importOptional } from '../shared/optional_import.ts'
 import { CacheWatcher } from './watchers/cache_watcher.ts'
-import { EventWatcher } from './watchers/event_watcher.ts'
+import { EventWatcher, type EmitterLike } from './watchers/event_watcher.ts'
 import { ExceptionWatcher } from './watchers/exception_watcher.ts'
 import { FeatureWatcher } from './watchers/feature_watcher.ts'
 import { HttpClientWatcher } from './watchers/http_client_watcher.ts'
@@ -194,7 +194,7 @@ export class ConsoleManager {
         this.#others.push(http)
       } else if (watcher.name === 'events') {
         const events = new EventWatcher(this.config, this.recorder, watcher.options)
-        events.install()
+        events.install((await this.#app.container.make('emitter')) as unknown as EmitterLike)
         this.#others.push(events)
       } else if (watcher.name === 'features') {
         const features = new FeatureWatcher(this.config, this.recorder)

@@ -169,6 +169,11 @@ export function cachedRowCounts(store: ConsoleStore, now = Date.now()) {
   return counting.then((counts) => ({ ...counts, countedAt: now }))
 }
 
+/** Drops the cached counts: a prune just changed them, and the dashboard reads them again */
+export function forgetRowCounts(store: ConsoleStore) {
+  rowCounts.delete(store)
+}
+
 /**
  * The health snapshot of the last `minutes` (the current minute included):
  * throughput and route latencies from the rollups, slow routes by their

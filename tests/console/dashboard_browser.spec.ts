@@ -5,7 +5,8 @@ import { ExceptionHandler, type Router } from '@adonisjs/core/http'
 import type { ApplicationService } from '@adonisjs/core/types'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { setupApp } from '../helpers.ts'
-import { defineConfig, stores, watchers } from '../../src/console/main.ts'
+import { defineConfig, defineConsoleExtension, stores, watchers } from '../../src/console/main.ts'
+import { entryId } from '../../src/console/ids.ts'
 import type { ConsoleConfig } from '../../src/console/types.ts'
 import { SECRET } from './helpers.ts'
 
@@ -28,7 +29,7 @@ function crunchNumbersForTheFlameGraph(ms: number) {
   return spins
 }
 
-/** Host routes: one running a query twice and logging a line, plain ones, a failing one, one logging markup, one burning CPU */
+/** Host routes: one running a query twice and logging a line, one emitting an event, plain ones, a failing one, one logging markup, one burning CPU */
 function hostRoutes(router: Router) {
   router.get('/crunch', async () => ({ spins: crunchNumbersForTheFlameGraph(150) }))
   router.get('/orders/:id', async (ctx) => {
@@ -36,6 +37,14 @@ function hostRoutes(router: Router) {
     await db.rawQuery('select ? as shipment_marker', [ctx.params.id])
     await db.rawQuery('select ? as shipment_marker', [ctx.params.id])
     ctx.logger.info('order %s shipped to Lisbon', ctx.params.id)
+    return { ok: true }
+  })
+  router.get('/checkout/:id', async (ctx) => {
+    const emitter = await ctx.containerResolver.make('emitter')
+    await emitter.emit('order:placed' as any, {
+      orderId: Number(ctx.params.id),
+      password: 'browser-secret',
+    })
     return { ok: true }
   })
   router.get('/ping', async () => 'pong')
@@ -365,6 +374,111 @@ test.group('Console dashboard in a real browser', (group) => {
     const family = await tab.locator('table.families tbody tr').allTextContents()
     assert.lengthOf(family, 1)
     assert.match(family[0], /^2Error/)
+  })
+
+  test('the Events screen lists a recorded event, search offers extension types, Prune now reports', async ({
+    assert,
+  }) => {
+    const { url, flush, manager } = await dashboardApp({
+      watchers: [watchers.events()],
+      extensions: [defineConsoleExtension({ name: 'billing', entryTypes: ['invoice'] })],
+      prune: { maxRows: { request: 1 }, intervalMs: false },
+      authorizeAction: (_ctx, action) => action.name === 'prune',
+    })
+    for (const id of ['1', '2', '3']) {
+      assert.equal(await fetch(`${url}/checkout/${id}`).then((response) => response.status), 200)
+    }
+    const invoice = entryId()
+    await manager.store.write([
+      {
+        id: invoice,
+        batchId: invoice,
+        type: 'invoice' as any,
+        summary: 'invoice INV-7 paid',
+        status: null,
+        method: null,
+        durationMs: null,
+        slow: false,
+        tags: [],
+        createdAt: Date.now(),
+        content: {},
+      },
+    ])
+    await flush()
+    const { tab, policyViolations, pageErrors } = await open(url)
+    await signIn(tab, 'lovelace')
+
+    // the Events screen: the three events, then one opened with its redacted payload
+    await tab.getByRole('link', { name: 'Events', exact: true }).click()
+    await tab.locator('table.entries tbody tr').nth(2).waitFor()
+    assert.deepEqual(await texts(tab, 'table.entries td.summary'), [
+      'order:placed',
+      'order:placed',
+      'order:placed',
+    ])
+    await tab.getByRole('link', { name: 'order:placed' }).first().click()
+    await tab.locator('dl.fields').waitFor()
+    const payload = JSON.stringify({ orderId: 3, password: '[redacted]' })
+    assert.deepEqual(await texts(tab, 'dl.fields dd'), [
+      'order:placed',
+      'named event',
+      `${payload.length} bytes`,
+    ])
+    const shown = await tab.locator('main pre').first().textContent()
+    assert.deepEqual(JSON.parse(shown!), { orderId: 3, password: '[redacted]' })
+    assert.notInclude(await tab.locator('main').textContent(), 'browser-secret')
+
+    // search's type filter offers the extension's type next to the built-in ones
+    await tab.goto(`${url}/console#/search?q=paid`)
+    await tab.getByRole('link', { name: 'invoice INV-7 paid' }).waitFor()
+    const select = tab.locator('.filters select[name="type"]')
+    await select.locator('option[value="invoice"]').waitFor({ state: 'attached' })
+    assert.includeMembers(await select.locator('option').allTextContents(), [
+      'Events',
+      'invoice (billing)',
+    ])
+    await select.selectOption('invoice')
+    await tab.getByRole('button', { name: 'Apply' }).click()
+    await tab.waitForFunction(() => (globalThis as any).location.hash.includes('type=invoice'))
+    await tab.getByRole('link', { name: 'invoice INV-7 paid' }).waitFor()
+    assert.equal(await select.inputValue(), 'invoice')
+
+    // Prune now keeps the newest request (maxRows) and says what it deleted
+    await tab.getByRole('link', { name: 'Health' }).click()
+    await tab.locator('table.routes').waitFor()
+    // the three checkouts and whatever the browser asked the host for (its favicon)
+    await flush()
+    const recorded = await manager.store.list({ type: 'request', limit: 10 })
+    const requests = recorded.data.length
+    assert.isAtLeast(requests, 3)
+    await tab.getByRole('button', { name: 'Prune now' }).click()
+    const status = tab.locator('.prune-now [role="status"]')
+    await status.waitFor()
+    assert.equal(await status.textContent(), `Pruned: deleted ${requests - 1} request.`)
+    const kept = await manager.store.list({ type: 'request', limit: 10 })
+    assert.lengthOf(kept.data, 1)
+    // the health view reads the stored counts again, counted afresh after the prune
+    await tab.waitForFunction(() =>
+      [...(globalThis as any).document.querySelectorAll('table.kv tr')].some(
+        (row: any) =>
+          row.querySelector('th')?.textContent === 'request' &&
+          row.querySelector('td')?.textContent === '1'
+      )
+    )
+    assert.deepEqual(policyViolations, [])
+    assert.deepEqual(pageErrors, [])
+  })
+
+  test('Prune now shows the refusal when authorizeAction denies it', async ({ assert }) => {
+    const { url } = await dashboardApp()
+    const { tab } = await open(url)
+    await signIn(tab, 'lovelace')
+    await tab.getByRole('link', { name: 'Health' }).click()
+    await tab.getByRole('button', { name: 'Prune now' }).click()
+    const refusal = tab.locator('.prune-now [role="alert"]')
+    await refusal.waitFor()
+    assert.equal(await refusal.textContent(), 'Not allowed to prune')
+    assert.equal(await tab.locator('.prune-now [role="status"]').count(), 0)
   })
 
   test('in session mode the auth screen offers "continue with my account"', async ({ assert }) => {

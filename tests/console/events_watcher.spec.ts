@@ -180,7 +180,11 @@ test.group('Console watchers: emitter events', () => {
     assert.notProperty(body.data[0], 'content')
   })
 
-  test('without watchers.events() nothing is recorded', async ({ assert }) => {
+  test('without watchers.events() nothing is recorded, even beside an app that has it', async ({
+    assert,
+  }) => {
+    // the watcher wraps its own app's emitter: another app in the process is not watched
+    const watched = await eventsApp({ watchers: [watchers.events()] })
     const { url, manager } = await eventsApp({ watchers: [] })
     await fetch(`${url}/checkout/11`)
     const batch = await lastBatch(manager)
@@ -188,6 +192,8 @@ test.group('Console watchers: emitter events', () => {
       batch.map((entry) => entry.type),
       ['request']
     )
+    await fetch(`${watched.url}/checkout/12`)
+    assert.lengthOf(events(await lastBatch(watched.manager)), 4)
   })
 
   test('the options are checked at config time, naming the key', async ({ assert }) => {

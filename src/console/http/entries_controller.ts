@@ -5,6 +5,7 @@ import { findEntry } from './find_entry.ts'
 import { withoutRawProfile } from '../profiling/profiles_controller.ts'
 import type { ConsoleManager } from '../manager.ts'
 import type { EntryListQuery } from '../stores/contract.ts'
+import { forgetRowCounts } from '../pulse.ts'
 import { MAX_SEARCH_LENGTH, searchWords } from '../search.ts'
 import { traceUrl, type TraceIds } from '../trace_context.ts'
 import { ENTRY_TYPES, type ConsoleEntry, type EntryType } from '../types.ts'
@@ -137,6 +138,8 @@ export class EntriesController {
   prune = async (ctx: HttpContext) => {
     await this.#manager.gates.authorizeAction(ctx, 'prune')
     await this.#manager.recorder.flush()
-    return { data: { deleted: await this.#manager.prune() } }
+    const deleted = await this.#manager.prune()
+    forgetRowCounts(this.#manager.store)
+    return { data: { deleted } }
   }
 }

@@ -15,6 +15,7 @@ export type EntryType =
   | 'redis'
   | 'mail'
   | 'job'
+  | 'event'
   | 'client_error'
   | 'cpu_profile'
 
@@ -262,6 +263,8 @@ export const api = {
       method: 'DELETE',
     }),
   schedules: () => call<{ data: ScheduleManagerSummary[] }>('/schedules'),
+  /** Runs a prune now (`authorizeAction`, name `prune`): rows deleted per type */
+  prune: () => call<{ data: { deleted: Record<string, number> } }>('/prune', { method: 'POST' }),
   /** Whether the server pushes new entries (404 without `@adonisjs/transmit` or with `ui.liveTail` off) */
   async liveTail(): Promise<boolean> {
     const response = await fetch(`${API_BASE}/live`, { credentials: 'same-origin' })

@@ -146,6 +146,20 @@ function TypeDetail(props: { entry: Entry }) {
           <Block title="Stack" value={content.stack} />
         </>
       )
+    case 'event':
+      return (
+        <>
+          <dl className="fields">
+            <Field label="Event">{text(content.name)}</Field>
+            <Field label="Kind">{content.classBased ? 'class-based event' : 'named event'}</Field>
+            <Field label="Payload size">
+              {typeof content.payloadBytes === 'number' ? `${content.payloadBytes} bytes` : ''}
+              {content.truncated ? ' (truncated: the first bytes are shown)' : ''}
+            </Field>
+          </dl>
+          <Block title="Payload" value={content.payload} />
+        </>
+      )
     case 'cpu_profile':
       return <CpuProfileDetail entry={entry} />
     default:

@@ -1,8 +1,9 @@
 import { useEffect, useState, type FormEvent } from 'react'
-import type { EntryPage, EntrySummary } from './api.ts'
+import { api, type EntryPage, type EntrySummary } from './api.ts'
 import { duration, statusClass, time } from './format.ts'
 import { href, navigate } from './router.ts'
 import { LIST_SCREENS, type Filter } from './screens.ts'
+import { useLoad } from './use_load.ts'
 
 const PAGE_SIZE = '50'
 
@@ -136,16 +137,7 @@ export function FilterBar(props: {
   return (
     <form className="filters" onSubmit={submit} key={props.params.toString()}>
       <input name="q" type="search" placeholder="Search words" defaultValue={value('q')} />
-      {props.filters.includes('type') && (
-        <select name="type" defaultValue={value('type')} aria-label="Type">
-          <option value="">Every type</option>
-          {LIST_SCREENS.map((screen) => (
-            <option key={screen.type} value={screen.type}>
-              {screen.label}
-            </option>
-          ))}
-        </select>
-      )}
+      {props.filters.includes('type') && <TypeSelect value={value('type')} />}
       {props.filters.includes('status') && (
         <input
           name="status"
@@ -178,6 +170,33 @@ export function FilterBar(props: {
       )}
       <button type="submit">Apply</button>
     </form>
+  )
+}
+
+/** Every built-in type, then the extensions' entry types once `GET /extensions` answered */
+function TypeSelect(props: { value: string }) {
+  const extensions = useLoad('extensions', () => api.extensions())
+  const custom =
+    extensions.state === 'done'
+      ? extensions.value.data.flatMap((extension) =>
+          extension.entryTypes.map(({ type }) => ({ type, extension: extension.name }))
+        )
+      : []
+  return (
+    // mounted again with the extensions' options, so a custom type in the hash is selected
+    <select name="type" defaultValue={props.value} aria-label="Type" key={extensions.state}>
+      <option value="">Every type</option>
+      {LIST_SCREENS.map((screen) => (
+        <option key={screen.type} value={screen.type}>
+          {screen.label}
+        </option>
+      ))}
+      {custom.map(({ type, extension }) => (
+        <option key={type} value={type}>
+          {`${type} (${extension})`}
+        </option>
+      ))}
+    </select>
   )
 }
 

@@ -1,5 +1,7 @@
+import { useState } from 'react'
 import { api, type ExceptionFamily, type Health } from './api.ts'
 import { dateTime, duration, time } from './format.ts'
+import { PruneNow } from './prune_action.tsx'
 import { href, navigate } from './router.ts'
 import { useLoad } from './use_load.ts'
 
@@ -94,10 +96,13 @@ function Stat(props: { label: string; value: string | number }) {
 export function HealthView(props: { params: URLSearchParams }) {
   const requested = Number(props.params.get('minutes'))
   const minutes = WINDOWS.includes(requested) ? requested : 60
-  const result = useLoad(`health:${minutes}`, () => api.health(minutes))
+  // bumped by a prune, so the stored counts are read again
+  const [generation, setGeneration] = useState(0)
+  const result = useLoad(`health:${minutes}:${generation}`, () => api.health(minutes))
   return (
     <>
       <h2>Health</h2>
+      <PruneNow onPruned={() => setGeneration((value) => value + 1)} />
       <label className="window">
         Window{' '}
         <select

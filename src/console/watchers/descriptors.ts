@@ -125,8 +125,8 @@ export const watchers = {
   },
   /**
    * The app emitter's events (`emitter.emit('order:placed', ...)` and
-   * class-based events, named by their class), from `@adonisjs/events`'
-   * `adonisjs.event.dispatch` tracing channel. The framework's own events and
+   * class-based events, named by their class), read where the app's emitter
+   * emits them. The framework's own events and
    * those other watchers record are skipped unless `include` names them;
    * `exclude` always wins. Payloads are redacted and their JSON capped at
    * `maxPayloadBytes` (8192); `payloads: false` records names only.

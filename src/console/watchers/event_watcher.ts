@@ -1,16 +1,7 @@
-import { tracingChannel } from 'node:diagnostics_channel'
 import { batchStorage } from '../batch.ts'
 import type { ConsoleRecorder } from '../recorder.ts'
 import { redactValue } from '../redact.ts'
 import type { ResolvedConsoleConfig } from '../types.ts'
-
-/**
- * The tracing channel `@adonisjs/events` publishes each `emit` on, in the
- * emitter's caller's async context. Listening there (instead of `onAny`)
- * leaves `emitter.hasListeners()` untouched: an any-listener would make the
- * HTTP server time every request for `http:request_completed`.
- */
-export const EVENT_DISPATCH_CHANNEL = 'adonisjs.event.dispatch'
 
 /** An event name as `include`/`exclude` take it: exact, `prefix:*`, or a RegExp */
 export type EventNamePattern = string | RegExp
@@ -46,10 +37,10 @@ export interface EventWatcherOptions {
   maxPayloadBytes?: number
 }
 
-/** `{ event, data }` as the channel's start publishes it */
-interface Dispatch {
-  event?: unknown
-  data?: unknown
+/** The app emitter, as far as this watcher needs it */
+export interface EmitterLike {
+  emit(event: unknown, data?: unknown): Promise<void>
+  emitSerial(event: unknown, data?: unknown): Promise<void>
 }
 
 function matches(name: string, patterns: readonly EventNamePattern[]) {
@@ -92,8 +83,8 @@ export class EventWatcher {
   #maxPayloadBytes: number
   /** Decision per event (a name, a class or a symbol): one lookup on the emitter's path */
   #decisions = new Map<unknown, boolean>()
-  #listener = (message: unknown) => this.record(message as Dispatch)
-  #installed = false
+  #emitter?: EmitterLike
+  #originals?: Pick<EmitterLike, 'emit' | 'emitSerial'>
 
   constructor(
     config: ResolvedConsoleConfig,
@@ -108,16 +99,37 @@ export class EventWatcher {
     this.#maxPayloadBytes = options.maxPayloadBytes ?? 8192
   }
 
-  install() {
-    if (this.#installed) return
-    tracingChannel(EVENT_DISPATCH_CHANNEL).start.subscribe(this.#listener)
-    this.#installed = true
+  /**
+   * Wraps this app's emitter's `emit` and `emitSerial` (the instance, not
+   * the class: another app in the process keeps its own). Not `onAny`: an
+   * any-listener makes `emitter.hasListeners()` true for every event, and the
+   * HTTP server would then time each request for `http:request_completed`.
+   * The wrapper runs in the emitter's caller's async context, so an event
+   * emitted during a request joins its batch.
+   */
+  install(emitter: EmitterLike) {
+    if (this.#emitter) return
+    const originals = { emit: emitter.emit, emitSerial: emitter.emitSerial }
+    const watcher = this
+    emitter.emit = function (this: EmitterLike, event: unknown, data?: unknown) {
+      watcher.record(event, data)
+      return originals.emit.call(this, event, data)
+    }
+    emitter.emitSerial = function (this: EmitterLike, event: unknown, data?: unknown) {
+      watcher.record(event, data)
+      return originals.emitSerial.call(this, event, data)
+    }
+    this.#emitter = emitter
+    this.#originals = originals
   }
 
+  /** Gives the emitter its own methods back */
   uninstall() {
-    if (!this.#installed) return
-    tracingChannel(EVENT_DISPATCH_CHANNEL).start.unsubscribe(this.#listener)
-    this.#installed = false
+    if (!this.#emitter || !this.#originals) return
+    this.#emitter.emit = this.#originals.emit
+    this.#emitter.emitSerial = this.#originals.emitSerial
+    this.#emitter = undefined
+    this.#originals = undefined
   }
 
   /** Whether an event is recorded: `exclude` always wins, `include` replaces the defaults */
@@ -136,19 +148,19 @@ export class EventWatcher {
   }
 
   /** Records one emitted event; never throws */
-  record(dispatch: Dispatch) {
+  record(event: unknown, data: unknown) {
     try {
-      if (!dispatch || !this.#decide(dispatch.event)) return
+      if (!this.#decide(event)) return
       // the recorder would drop it: spare the redaction
       if (batchStorage.getStore()?.ignored || this.#recorder.paused) return
-      const name = eventName(dispatch.event)
+      const name = eventName(event)
       const content: Record<string, unknown> = {
         name,
-        classBased: typeof dispatch.event === 'function',
+        classBased: typeof event === 'function',
       }
       const tags: string[] = []
       if (this.#payloads) {
-        const payload = redactValue(dispatch.data, this.#config.redact)
+        const payload = redactValue(data, this.#config.redact)
         const json = JSON.stringify(payload) ?? 'null'
         const bytes = Buffer.byteLength(json)
         content.payloadBytes = bytes
