@@ -1,7 +1,8 @@
 /**
  * Synchronous cost on the host's path of one child entry: a Lucid query (the
- * knex `query` + `query-response` listeners), a log line and a feature event,
- * each timed call by call inside a request batch, with recording on and with
+ * knex `query` + `query-response` listeners), a log line, a feature event, an
+ * app emitter event (recorded, and one of the framework's that the events
+ * watcher skips by name), each timed call by call inside a request batch, with recording on and with
  * `enabled: false`. Serialisation and storage happen later, off this path.
  */
 import { EventEmitter } from 'node:events'
@@ -12,6 +13,7 @@ import { batchStorage } from '../../src/console/batch.ts'
 import { QueryWatcher } from '../../src/console/watchers/query_watcher.ts'
 import { LogWatcher } from '../../src/console/watchers/log_watcher.ts'
 import { FeatureWatcher } from '../../src/console/watchers/feature_watcher.ts'
+import { EventWatcher } from '../../src/console/watchers/event_watcher.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 200_000)
@@ -31,6 +33,8 @@ function setup(enabled: boolean) {
   queries.install(db)
   const logs = new LogWatcher(config, recorder, { level: 'info' })
   const features = new FeatureWatcher(config, recorder)
+  // with `enabled: false` the console never wraps the emitter: an emit calls Adonis' own method
+  const events = new EventWatcher(config, recorder, {})
   let uid = 0
   return {
     recorder,
@@ -52,6 +56,12 @@ function setup(enabled: boolean) {
             payload: { eventId: 'evt_1', provider: 'stripe', durationMs: 3 },
           })
         : undefined,
+    event: () =>
+      enabled
+        ? events.record('order:placed', { orderId: 7, total: 4200, currency: 'EUR' })
+        : undefined,
+    skippedEvent: () =>
+      enabled ? events.record('container_binding:resolved', { binding: 'router' }) : undefined,
   }
 }
 
@@ -71,7 +81,7 @@ function measure(run: () => void, recorder: ConsoleRecorder) {
 }
 
 const rows: Record<string, string>[] = []
-for (const kind of ['query', 'log', 'feature'] as const) {
+for (const kind of ['query', 'log', 'feature', 'event', 'skippedEvent'] as const) {
   const on = setup(true)
   const off = setup(false)
   measure(on[kind], on.recorder)
@@ -79,7 +89,7 @@ for (const kind of ['query', 'log', 'feature'] as const) {
   const onSamples = measure(on[kind], on.recorder)
   const offSamples = measure(off[kind], off.recorder)
   rows.push({
-    'entry': kind,
+    'entry': kind === 'skippedEvent' ? 'event (skipped name)' : kind,
     'p50 on': figure(percentile(onSamples, 50), ' µs'),
     'p99 on': figure(percentile(onSamples, 99), ' µs'),
     'p50 enabled: false': figure(percentile(offSamples, 50), ' µs'),
