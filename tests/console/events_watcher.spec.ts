@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import { BaseEvent } from '@adonisjs/core/events'
 import type { Router } from '@adonisjs/core/http'
 import { consoleApp } from './helpers.ts'
-import { watchers } from '../../src/console/main.ts'
+import { defineConsoleExtension, watchers } from '../../src/console/main.ts'
 import type { ConsoleConfig, ConsoleEntry } from '../../src/console/types.ts'
 
 /** A class-based event, as `node ace make:event` writes one */
@@ -205,5 +205,12 @@ test.group('Console watchers: emitter events', () => {
       () => watchers.events({ maxPayloadBytes: 0 }),
       /Invalid "watchers.events.maxPayloadBytes"/
     )
+    // `event` is built in now, and `events` is its list's route
+    for (const type of ['event', 'events']) {
+      assert.throws(
+        () => defineConsoleExtension({ name: 'shop', entryTypes: [type] }),
+        /is a built-in type or API route/
+      )
+    }
   })
 })
