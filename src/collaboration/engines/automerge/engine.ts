@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import * as A from '@automerge/automerge'
 import { Repo, type DocHandle, type DocumentId, type PeerId } from '@automerge/automerge-repo'
 import type { WebSocket } from 'ws'
@@ -88,7 +88,9 @@ export class AutomergeEngine implements CollabEngine {
     const share = async (peerId: PeerId, documentId?: DocumentId) =>
       this.#network.mayShare(peerId, documentId)
     this.repo = new Repo({
-      peerId: `atrium-server-${randomUUID()}` as PeerId,
+      // in every message the server sends: 72 random bits keep instances apart in
+      // 19 characters (sockets are `atrium-<n>`); a UUID cost 36 bytes a message
+      peerId: `server-${randomBytes(9).toString('base64url')}` as PeerId,
       network: [this.#network],
       storage: this.#storage,
       // changes reach the storage's update log within this interval (the 250 ms promise)
