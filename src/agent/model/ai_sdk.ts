@@ -2,6 +2,7 @@ import type { LanguageModel, LanguageModelUsage, ModelMessage as SdkMessage, Too
 import { importOptional } from '../../shared/optional_import.ts'
 import {
   UNKNOWN_USAGE,
+  type ModelAttachment,
   type ModelMessage,
   type ModelPort,
   type ModelStepEvent,
@@ -48,11 +49,38 @@ export function usageFromAiSdk(usage: LanguageModelUsage | undefined): TokenUsag
   }
 }
 
+/**
+ * A user turn with attachments: the text, then one image part per image and
+ * one file part per other file, as the AI SDK's providers expect them.
+ */
+function userContent(text: string, attachments: ModelAttachment[] | undefined) {
+  if (!attachments?.length) return text
+  return [
+    { type: 'text' as const, text },
+    ...attachments.map((attachment) => {
+      if (!attachment.data) {
+        return {
+          type: 'text' as const,
+          text: `[The attachment "${attachment.name}" (${attachment.contentType}) is no longer available]`,
+        }
+      }
+      return attachment.contentType.startsWith('image/')
+        ? { type: 'image' as const, image: attachment.data, mediaType: attachment.contentType }
+        : {
+            type: 'file' as const,
+            data: attachment.data,
+            mediaType: attachment.contentType,
+            filename: attachment.name,
+          }
+    }),
+  ]
+}
+
 function toSdkMessages(messages: ModelMessage[]): SdkMessage[] {
   return messages.map((message): SdkMessage => {
     switch (message.role) {
       case 'user':
-        return { role: 'user', content: message.text }
+        return { role: 'user', content: userContent(message.text, message.attachments) }
       case 'assistant':
         return {
           role: 'assistant',
