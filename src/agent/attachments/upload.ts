@@ -9,8 +9,9 @@ import { assertAllowedType, assertSize, cleanName } from './requests.ts'
  * `POST /<path>/attachments` (with `attachments.upload: true`): one
  * multipart file in the field `file`, kept by the staging under the actor
  * who sent it. The content type is the one the body parser detects from
- * the bytes (their magic number), else from the file name's extension;
- * what the client declares is not trusted.
+ * the bytes (their magic number) for the types it knows (images, PDF);
+ * text has none, so its part's declared type is used, still checked
+ * against `allowedContentTypes`.
  */
 export async function uploadAttachment(ctx: HttpContext) {
   const agents: AgentManager = await ctx.containerResolver.make('atrium.agent')

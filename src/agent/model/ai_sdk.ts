@@ -50,8 +50,9 @@ export function usageFromAiSdk(usage: LanguageModelUsage | undefined): TokenUsag
 }
 
 /**
- * A user turn with attachments: the text, then one image part per image and
- * one file part per other file, as the AI SDK's providers expect them.
+ * A user turn with attachments: the text, then a text part per text file
+ * (providers differ on which text types they take as files: Anthropic
+ * refuses text/csv) and a file part per other file (images, PDFs).
  */
 function userContent(text: string, attachments: ModelAttachment[] | undefined) {
   if (!attachments?.length) return text
@@ -64,14 +65,20 @@ function userContent(text: string, attachments: ModelAttachment[] | undefined) {
           text: `[The attachment "${attachment.name}" (${attachment.contentType}) is no longer available]`,
         }
       }
-      return attachment.contentType.startsWith('image/')
-        ? { type: 'image' as const, image: attachment.data, mediaType: attachment.contentType }
-        : {
-            type: 'file' as const,
-            data: attachment.data,
-            mediaType: attachment.contentType,
-            filename: attachment.name,
-          }
+      if (attachment.contentType.startsWith('text/')) {
+        const content = new TextDecoder().decode(attachment.data)
+        return {
+          type: 'text' as const,
+          text: `<attachment name="${attachment.name.replace(/["<>]/g, '_')}" type="${attachment.contentType}">\n${content}\n</attachment>`,
+        }
+      }
+      // Images too: the SDK's "image" part is deprecated in favour of a file part
+      return {
+        type: 'file' as const,
+        data: attachment.data,
+        mediaType: attachment.contentType,
+        filename: attachment.name,
+      }
     }),
   ]
 }
