@@ -1,5 +1,6 @@
 import { publishAgentEvent } from './diagnostics.ts'
 import { AgentConfigException } from './errors.ts'
+import type { ModelMessage } from './model/port.ts'
 import type { AgentActor } from './types.ts'
 
 const FILE = 'config/agent.ts'
@@ -180,4 +181,16 @@ export async function retrievedSection(
     })
     throw error
   }
+}
+
+/** The retrieval section of a turn: none when retrieval is off or the thread has no question */
+export async function turnRetrieval(
+  retrieval: ResolvedRetrieval | undefined,
+  history: ModelMessage[],
+  context: Omit<RetrievalRequest, 'topK' | 'signal' | 'query'> & { runId: string },
+  signal: AbortSignal
+) {
+  const question = history.findLast((message) => message.role === 'user')
+  if (!retrieval || question?.role !== 'user') return undefined
+  return retrievedSection(retrieval, { ...context, query: question.text }, signal)
 }

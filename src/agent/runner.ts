@@ -4,7 +4,7 @@ import debug from './debug.ts'
 import { publishAgentEvent } from './diagnostics.ts'
 import { withAttachmentBytes } from './attachments/resolve.ts'
 import { buildSystemPrompt, historyOf, withPageContext } from './prompt.ts'
-import { RetrievalFailedError, retrievedSection } from './retrieval.ts'
+import { RetrievalFailedError, turnRetrieval } from './retrieval.ts'
 import { dispatchHandoff, handoffTargets, handoffToolSpec } from './handoff.ts'
 import { FOLLOW_UPS_SYSTEM, followUpMessages, parseFollowUps } from './follow_ups.ts'
 import type {
@@ -130,16 +130,12 @@ export class TurnRunner {
     try {
       const history = historyOf(await store.listMessages(thread.id))
       let answer: MessageRow | null = null
-      const retrieval = this.#config.retrieval
-      const query = history.findLast((message) => message.role === 'user')
-      const retrieved =
-        retrieval && query?.role === 'user'
-          ? await retrievedSection(
-              retrieval,
-              { runId, query: query.text, actor, threadId: thread.id, agentName: agent.name },
-              signal
-            )
-          : undefined
+      const retrieved = await turnRetrieval(
+        this.#config.retrieval,
+        history,
+        { runId, actor, threadId: thread.id, agentName: agent.name },
+        signal
+      )
       const withBytes = await withAttachmentBytes(this.#config.attachments, history)
       const messages = withPageContext(withBytes, request.pageContext)
       await this.#steps(request, budget, {

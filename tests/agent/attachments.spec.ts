@@ -2,6 +2,7 @@ import { test } from '@japa/runner'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { defineConfig, stagings } from '../../src/agent/main.ts'
+import { AgentMessage } from '../../src/agent/models/main.ts'
 import type { AgentConfigInput } from '../../src/agent/types.ts'
 import { ALICE, BOB, actorHeaders, agentApp, bodyOf, errorOf, type TestActor } from './helpers.ts'
 
@@ -95,6 +96,9 @@ test.group('Agent attachments', () => {
     const [row] = await app.db.from('agent_messages').where('role', 'user')
     assert.notInclude(row.attachments, PNG.toString('base64'))
     assert.isString(stored[0].id)
+    // The exported Lucid model reads the same metadata
+    const [model] = await AgentMessage.query().where('threadId', threadId).where('role', 'user')
+    assert.deepEqual(model.attachments, stored)
 
     // The next turn replays the history with its attachments
     await turn(app, { message: 'And now?', threadId })
