@@ -15,16 +15,20 @@ import { assertAllowedType, assertSize, cleanName } from './requests.ts'
  */
 export async function uploadAttachment(ctx: HttpContext) {
   const agents: AgentManager = await ctx.containerResolver.make('atrium.agent')
-  const actor = await agents.actor(ctx)
-  const limits = agents.config.attachments
-  const file = ctx.request.file('file')
-  if (!file || !file.tmpPath) {
-    throw new AgentInvalidRequestException(
-      'Send the file as multipart/form-data in the field "file"',
-      'file'
-    )
-  }
+  // The body parser wrote every part to a temporary file before this runs: each is
+  // removed whatever the answer, a 401 included
+  const parts = Object.values(ctx.request.allFiles()).flat()
+  const tmpPaths = parts.flatMap((part) => (part.tmpPath ? [part.tmpPath] : []))
   try {
+    const actor = await agents.actor(ctx)
+    const limits = agents.config.attachments
+    const file = ctx.request.file('file')
+    if (!file || !file.tmpPath) {
+      throw new AgentInvalidRequestException(
+        'Send the file as multipart/form-data in the field "file"',
+        'file'
+      )
+    }
     assertSize(file.size, limits.maxBytes, 'file')
     const detected = file.type && file.subtype ? `${file.type}/${file.subtype}` : ''
     const contentType = normalizeContentType(detected || 'application/octet-stream')
@@ -49,6 +53,6 @@ export async function uploadAttachment(ctx: HttpContext) {
       size: staged.size,
     }
   } finally {
-    await unlink(file.tmpPath).catch(() => {})
+    await Promise.all(tmpPaths.map((path) => unlink(path).catch(() => {})))
   }
 }
