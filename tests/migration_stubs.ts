@@ -37,6 +37,7 @@ export const MIGRATION_STUBS = {
     'agent_run_rollups',
     'agent_error_rollups',
     'agent_duration_rollups',
+    'agent_messages_attachments',
   ],
 } as const
 
@@ -105,7 +106,8 @@ async function stubTables(features: MigrationFeature[]) {
   for (const name of features.flatMap((feature) => [...MIGRATION_STUBS[feature]])) {
     const source = await readFile(new URL(`${name}.stub`, STUBS), 'utf8')
     const declared = source.match(/tableName = '([^']+)'/)
-    if (declared) tables.push(declared[1])
+    // A stub that alters a table (adds a column) drops nothing of its own
+    if (declared && source.includes('createTable(')) tables.push(declared[1])
     for (const match of source.matchAll(/createTable\('([^']+)'/g)) tables.push(match[1])
   }
   return tables

@@ -22,9 +22,10 @@ async function addAgentsImportAlias(command: Configure) {
 }
 
 /**
- * The agent gateway publishes config/agent.ts, its thirteen migrations (once
- * each, in foreign-key order; the narrow rollups after `agent_rollups`, whose
- * sums they start from), its provider, the `#agents/*` alias and
+ * The agent gateway publishes config/agent.ts, its thirteen table migrations
+ * (once each, in foreign-key order; the narrow rollups after `agent_rollups`,
+ * whose sums they start from) and the one adding `agent_messages.attachments`,
+ * its provider, the `#agents/*` alias and
  * ANTHROPIC_API_KEY; configure installs or lists the AI SDK with the
  * Anthropic provider the published config uses.
  */
@@ -61,6 +62,13 @@ export const agentInstaller: FeatureInstaller = {
         order: index,
       })
     }
+    // A column added after the first release: published once, after every table
+    await publishMigrationOnce(command, codemods, stubsRoot, {
+      stub: 'make/migration/agent_messages_attachments.stub',
+      tableName: 'agent_messages_attachments',
+      action: 'alter',
+      order: order.length,
+    })
     await codemods.updateRcFile((rcFile) => {
       rcFile.addProvider('adonis-atrium/providers/agent_provider')
     })

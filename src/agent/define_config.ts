@@ -5,6 +5,8 @@ import type { Database } from '@adonisjs/lucid/database'
 import type { LanguageModel } from 'ai'
 import { assertPackagesInstalled } from '../shared/optional_import.ts'
 import { resolveAgentRegistry } from './agent_registry.ts'
+import { resolveAttachments } from './attachments/config.ts'
+import { resolveRetrieval } from './retrieval.ts'
 import { discoverAgents } from './discovery.ts'
 import { assertNotHandoffName } from './handoff.ts'
 import { AgentConfigException } from './errors.ts'
@@ -281,6 +283,8 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   const contributors = resolveContributors(config.systemPromptContributors, FILE)
   const modelMaxRetries =
     config.modelMaxRetries === 0 ? 0 : positiveInteger('modelMaxRetries', config.modelMaxRetries, 2)
+  const attachments = resolveAttachments(config.attachments)
+  const retrieval = resolveRetrieval(config.retrieval)
 
   return configProvider.create(async (app): Promise<ResolvedAgentConfig> => {
     let registry = listed
@@ -339,6 +343,8 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       maxPageContextBytes,
       contributors,
       followUps,
+      attachments: await attachments(app),
+      retrieval,
       quota:
         quotaLimitTokens === undefined
           ? undefined

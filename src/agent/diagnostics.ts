@@ -30,6 +30,14 @@ export interface AgentDiagnosticEvents {
     cost: number
     costSource: string
   }
+  'retrieval.finished': {
+    runId: string
+    threadId: string
+    agentName: string
+    status: 'succeeded' | 'failed'
+    passages: number
+    durationMs: number
+  }
 }
 
 export type AgentDiagnosticEvent = keyof AgentDiagnosticEvents
@@ -39,6 +47,7 @@ export const AGENT_DIAGNOSTIC_EVENTS: readonly AgentDiagnosticEvent[] = [
   'run.finished',
   'tool_call.finished',
   'usage.recorded',
+  'retrieval.finished',
 ]
 
 /** Publishes one agent event; without a subscriber it costs a property read */

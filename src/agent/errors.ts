@@ -30,7 +30,7 @@ export class AgentForbiddenException extends AtriumException {
   static status = 403
   static code = 'E_AGENT_FORBIDDEN'
 
-  constructor(resource: 'thread' | 'run' | 'tool call') {
+  constructor(resource: 'thread' | 'run' | 'tool call' | 'attachment') {
     super(`This ${resource} belongs to another actor`, {
       status: 403,
       code: 'E_AGENT_FORBIDDEN',
@@ -46,7 +46,7 @@ export class AgentNotFoundException extends AtriumException {
   static status = 404
   static code = 'E_AGENT_NOT_FOUND'
 
-  constructor(resource: 'thread' | 'run' | 'tool call' | 'message') {
+  constructor(resource: 'thread' | 'run' | 'tool call' | 'message' | 'attachment') {
     super(`Unknown ${resource}`, { status: 404, code: 'E_AGENT_NOT_FOUND', details: { resource } })
   }
 }
@@ -64,6 +64,18 @@ export class AgentInvalidRequestException extends AtriumException {
       code: 'E_AGENT_INVALID_REQUEST',
       details: field ? { field } : undefined,
     })
+  }
+}
+
+/**
+ * An attachment larger than `attachments.maxBytes`; `field` names it.
+ */
+export class AgentPayloadTooLargeException extends AtriumException {
+  static status = 413
+  static code = 'E_AGENT_PAYLOAD_TOO_LARGE'
+
+  constructor(message: string, field: string) {
+    super(message, { status: 413, code: 'E_AGENT_PAYLOAD_TOO_LARGE', details: { field } })
   }
 }
 

@@ -20,7 +20,7 @@ export const FOLLOW_UPS_SYSTEM =
 export function followUpMessages(history: ModelMessage[], count: number): ModelMessage[] {
   const messages: ModelMessage[] = []
   for (const message of history) {
-    if (message.role === 'user') messages.push(message)
+    if (message.role === 'user') messages.push({ role: 'user', text: message.text })
     else if (message.role === 'assistant' && message.text) {
       messages.push({ role: 'assistant', text: message.text, toolCalls: [] })
     }

@@ -9,6 +9,19 @@ export { AgentManager } from './manager.ts'
 export { AiSdkModel, usageFromAiSdk } from './model/ai_sdk.ts'
 export { models } from './model/lazy.ts'
 export { sinks } from './sinks.ts'
+export { stagings, FileSystemAttachmentStaging } from './attachments/staging.ts'
+export type {
+  AttachmentStaging,
+  AttachmentStagingFactory,
+  StagedAttachment,
+} from './attachments/staging.ts'
+export type { AgentAttachmentsConfig } from './attachments/config.ts'
+export type {
+  AgentRetrievalConfig,
+  RetrievalRequest,
+  RetrievedPassage,
+  Retriever,
+} from './retrieval.ts'
 export type { AgentSinkFactory, RedisSinkConfig } from './sinks.ts'
 export type { LazyModel, ProviderSettings } from './model/lazy.ts'
 export { LucidAgentStore, AGENT_TABLES } from './store/lucid.ts'

@@ -10,6 +10,8 @@ import {
   AgentUnauthenticatedException,
 } from './errors.ts'
 import { ApprovalWaiters } from './approvals.ts'
+import type { AttachmentInput } from './attachments/requests.ts'
+import { stageAttachments } from './attachments/resolve.ts'
 import { ToolCallDecisions } from './decisions.ts'
 import { RunEventLog, type RunFrame, type RunReader } from './run_log.ts'
 import { TurnRunner } from './runner.ts'
@@ -37,6 +39,8 @@ export interface ChatRequest {
   transient?: boolean
   /** What the page the user is on says, sent to the model with this turn only */
   pageContext?: Record<string, unknown>
+  /** Files the message carries, validated against the limits but not yet staged */
+  attachments?: AttachmentInput[]
 }
 
 /**
@@ -161,6 +165,9 @@ export class AgentManager {
     }
     // The agent is settled before anything is written: a refused chat leaves no thread
     const agent = this.#chooseAgent(request.agent, existing?.defaultAgent ?? null)
+    const attachments = request.attachments
+      ? await stageAttachments(this.config.attachments, actor, request.attachments)
+      : undefined
     const runId = randomUUID()
     const { thread, store } = existing
       ? { thread: existing, store: this.storeOf(existing) }
@@ -176,6 +183,7 @@ export class AgentManager {
         runId,
         role: 'user',
         content: request.message!,
+        attachments,
       })
     }
 

@@ -99,10 +99,10 @@ export function withPageContext(
     if (message.role === 'user') last = index
   }
   if (last === -1) return messages
-  const question = messages[last] as { role: 'user'; text: string }
+  const question = messages[last] as Extract<ModelMessage, { role: 'user' }>
   const copy = [...messages]
   copy[last] = {
-    role: 'user',
+    ...question,
     text: `${question.text}\n\n<page_context>\n${JSON.stringify(pageContext)}\n</page_context>`,
   }
   return copy
@@ -117,7 +117,14 @@ export function historyOf(rows: MessageRow[]): ModelMessage[] {
   const messages: ModelMessage[] = []
   for (const [index, row] of rows.entries()) {
     if (row.role === 'user') {
-      messages.push({ role: 'user', text: row.content })
+      // The bytes are read from the staging just before the model call
+      const attachments = row.attachments?.map((attachment) => ({
+        id: attachment.id,
+        name: attachment.name,
+        contentType: attachment.contentType,
+        data: null,
+      }))
+      messages.push({ role: 'user', text: row.content, ...(attachments ? { attachments } : {}) })
     } else if (row.role === 'assistant') {
       const toolCalls = row.toolCalls ?? []
       messages.push({ role: 'assistant', text: row.content, toolCalls })

@@ -2,7 +2,9 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
 import { publishAgentEvent } from './diagnostics.ts'
+import { withAttachmentBytes } from './attachments/resolve.ts'
 import { buildSystemPrompt, historyOf, withPageContext } from './prompt.ts'
+import { RetrievalFailedError, turnRetrieval } from './retrieval.ts'
 import { dispatchHandoff, handoffTargets, handoffToolSpec } from './handoff.ts'
 import { FOLLOW_UPS_SYSTEM, followUpMessages, parseFollowUps } from './follow_ups.ts'
 import type {
@@ -61,6 +63,8 @@ interface AgentPass {
   depth: number
   /** The conversation it answers; the steps are appended to it */
   messages: ModelMessage[]
+  /** The turn's agent only: the retrieved passages' section of the system prompt */
+  retrieved?: string
   /** The turn's agent only: stream the text, store the assistant and tool messages */
   onDelta?(text: string): void
   onStep?(text: string, calls: ModelToolCall[]): Promise<void>
@@ -126,11 +130,19 @@ export class TurnRunner {
     try {
       const history = historyOf(await store.listMessages(thread.id))
       let answer: MessageRow | null = null
-      const messages = withPageContext(history, request.pageContext)
+      const retrieved = await turnRetrieval(
+        this.#config.retrieval,
+        history,
+        { runId, actor, threadId: thread.id, agentName: agent.name },
+        signal
+      )
+      const withBytes = await withAttachmentBytes(this.#config.attachments, history)
+      const messages = withPageContext(withBytes, request.pageContext)
       await this.#steps(request, budget, {
         agent,
         depth: 0,
         messages,
+        retrieved,
         onDelta: (text) => log.append({ data: { delta: text } }),
         onStep: async (text, calls) => {
           const appended = await store.appendMessage({
@@ -161,13 +173,17 @@ export class TurnRunner {
       log.append({ event: 'done', data: followUps ? { followUps } : {} })
       debug('run %s done after %d step(s)', runId, budget.used)
     } catch (error) {
-      if (error instanceof QuotaExceededError) {
-        debug('run %s stopped by the daily quota', runId)
-        await finish({ status: 'failed', errorCode: 'quota_exceeded' })
-        log.append({
-          event: 'error',
-          data: { code: 'quota_exceeded', message: 'The daily token quota is used up' },
-        })
+      // A cancel during retrieval is a cancel, not a retrieval failure
+      const known =
+        error instanceof QuotaExceededError
+          ? { code: 'quota_exceeded', message: 'The daily token quota is used up' }
+          : error instanceof RetrievalFailedError && !signal.aborted
+            ? { code: 'retrieval_failed', message: 'Retrieval failed for this turn' }
+            : null
+      if (known) {
+        debug('run %s failed: %s', runId, known.code)
+        await finish({ status: 'failed', errorCode: known.code })
+        log.append({ event: 'error', data: known })
         return
       }
       if (signal.aborted) {
@@ -190,11 +206,12 @@ export class TurnRunner {
   async #steps(turn: TurnRequest, budget: StepBudget, pass: AgentPass): Promise<string | null> {
     const { runId, thread, actor, store, signal } = turn
     const { agent, messages } = pass
-    const system = await buildSystemPrompt(this.#app, this.#config, agent, {
+    const prompt = await buildSystemPrompt(this.#app, this.#config, agent, {
       actor,
       threadId: thread.id,
       pageContext: turn.pageContext,
     })
+    const system = [prompt, pass.retrieved].filter(Boolean).join('\n\n')
     const { allowed, declared } = await this.toolsFor(agent, actor)
     const handoffs = handoffTargets(agent, this.#config.agents)
     const tools = [

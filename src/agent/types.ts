@@ -7,6 +7,8 @@ import type { RedisRunSink } from './sink/redis.ts'
 import type { AgentSinkFactory } from './sinks.ts'
 import type { JsonSchema, ModelPort } from './model/port.ts'
 import type { AgentStore } from './store/contract.ts'
+import type { AgentAttachmentsConfig, ResolvedAttachments } from './attachments/config.ts'
+import type { AgentRetrievalConfig, ResolvedRetrieval } from './retrieval.ts'
 
 /**
  * The acting actor of a request. `id` attributes threads, runs and usage;
@@ -238,6 +240,13 @@ export interface AgentConfigInput {
   followUps?: boolean | { count: number }
   /** Retries of a failed model call by the AI SDK (2) */
   modelMaxRetries?: number
+  /**
+   * Files on chat messages (`attachments` of the chat body) and the upload
+   * route `POST /<path>/attachments` (`upload: true`, which needs `staging`)
+   */
+  attachments?: AgentAttachmentsConfig
+  /** Passages retrieved for each turn's question, added to the system prompt */
+  retrieval?: AgentRetrievalConfig
 }
 
 /** One agent after its decorator and the config are read */
@@ -285,6 +294,10 @@ export interface ResolvedAgentConfig {
   contributors: Array<(context: SystemPromptContext, app: ApplicationService) => Promise<string>>
   /** Follow-up questions after each answer; undefined when off */
   followUps?: { count: number }
+  /** Attachment limits and the staging keeping their bytes (null: attachments refused) */
+  attachments: ResolvedAttachments
+  /** Retrieval before each turn; undefined when off */
+  retrieval?: ResolvedRetrieval
   quota?: { limitTokens: number; reserveTokens: number }
   dashboard?: {
     path: string

@@ -91,11 +91,11 @@ export async function publishMigrationOnce(
   command: Configure,
   codemods: Codemods,
   stubsRoot: string,
-  options: { stub: string; tableName: string; order?: number }
+  options: { stub: string; tableName: string; order?: number; action?: 'create' | 'alter' }
 ) {
   const { readdir } = await import('node:fs/promises')
   const folder = command.app.migrationsPath()
-  const suffix = `_create_${options.tableName}_table.ts`
+  const suffix = `_${options.action ?? 'create'}_${options.tableName}_table.ts`
   const existing = await readdir(folder).catch(() => [] as string[])
   if (existing.some((file) => file.endsWith(suffix))) {
     command.logger.action(`create database/migrations/*${suffix}`).skipped('already exists')

@@ -28,7 +28,7 @@ test.group('Agent commands and configure', () => {
     await assert.fileContains(file, 'export default class BillingSupportAgent {')
   })
 
-  test('the installer publishes config/agent.ts, the thirteen migrations once, the provider and the env', async ({
+  test('the installer publishes config/agent.ts, the fourteen migrations once, the provider and the env', async ({
     assert,
     fs,
   }) => {
@@ -44,7 +44,7 @@ test.group('Agent commands and configure', () => {
     assert.notMatch(published, /from '@ai-sdk\//)
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 13, JSON.stringify(files))
+    assert.lengthOf(files, 14, JSON.stringify(files))
     const tables = [
       'agent_threads',
       'agent_messages',
@@ -59,11 +59,16 @@ test.group('Agent commands and configure', () => {
       'agent_run_rollups',
       'agent_error_rollups',
       'agent_duration_rollups',
+      'agent_messages_attachments',
     ]
     // Sorted by name the timestamps keep foreign keys after the tables they point to
     assert.deepEqual(
-      files.map((file) => file.replace(/^\d+_create_(.+)_table\.ts$/, '$1')),
+      files.map((file) => file.replace(/^\d+_(?:create|alter)_(.+)_table\.ts$/, '$1')),
       tables
+    )
+    await assert.fileContains(
+      files.at(-1)!.replace(/^/, 'database/migrations/'),
+      "table.text('attachments').nullable()"
     )
     const rc = await fs.contents('adonisrc.ts')
     assert.equal(rc.split('adonis-atrium/providers/agent_provider').length, 2)
@@ -73,7 +78,7 @@ test.group('Agent commands and configure', () => {
     assert.equal(manifest.imports['#agents/*'], './app/agents/*.js')
   })
 
-  test('an app upgrading from the eight migrations gets only the five narrow rollup migrations', async ({
+  test('an app upgrading from the eight migrations gets the five narrow rollups and the attachments column', async ({
     assert,
     fs,
   }) => {
@@ -95,20 +100,21 @@ test.group('Agent commands and configure', () => {
     await agentInstaller.install(command, await command.createCodemods())
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 13, JSON.stringify(files))
+    assert.lengthOf(files, 14, JSON.stringify(files))
     // The existing files are kept as they were; the new ones sort after them
     assert.equal(
       await fs.contents('database/migrations/1007_create_agent_rollups_table.ts'),
       '// ran'
     )
     assert.deepEqual(
-      files.slice(8).map((file) => file.replace(/^\d+_create_(.+)_table\.ts$/, '$1')),
+      files.slice(8).map((file) => file.replace(/^\d+_(?:create|alter)_(.+)_table\.ts$/, '$1')),
       [
         'agent_model_rollups',
         'agent_actor_rollups',
         'agent_run_rollups',
         'agent_error_rollups',
         'agent_duration_rollups',
+        'agent_messages_attachments',
       ]
     )
   })

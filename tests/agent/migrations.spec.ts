@@ -89,4 +89,43 @@ test.group('Agent migration stubs', () => {
     )
     await rollbackStubs(db, 'agent')
   })
+
+  test('the attachments migration adds the column to existing messages and its down() drops it', async ({
+    assert,
+  }) => {
+    const db = await createDatabase()
+    await migrateStubs(db, 'agent')
+    await runStub(db, 'agent_messages_attachments', 'down')
+    assert.isFalse(await db.connection().schema.hasColumn('agent_messages', 'attachments'))
+    // A message written before the upgrade keeps its row, with no attachments
+    await db.table('agent_threads').insert({
+      id: 't1',
+      actor_ref: 'a',
+      created_at: new Date(),
+      updated_at: new Date(),
+    })
+    await db.table('agent_messages').insert({
+      thread_id: 't1',
+      role: 'user',
+      content: 'before',
+      created_at: new Date(),
+    })
+    await runStub(db, 'agent_messages_attachments', 'up')
+    assert.isTrue(await db.connection().schema.hasColumn('agent_messages', 'attachments'))
+    const [before] = await db.from('agent_messages')
+    assert.equal(before.content, 'before')
+    assert.isNull(before.attachments)
+    const attachments = [{ id: 'x', name: 'a.png', contentType: 'image/png', size: 3 }]
+    await db.table('agent_messages').insert({
+      thread_id: 't1',
+      role: 'user',
+      content: 'after',
+      attachments: JSON.stringify(attachments),
+      created_at: new Date(),
+    })
+    const [after] = await db.from('agent_messages').where('content', 'after')
+    assert.deepEqual(JSON.parse(after.attachments), attachments)
+    await rollbackStubs(db, 'agent')
+    assert.isFalse(await db.connection().schema.hasTable('agent_messages'))
+  })
 })

@@ -152,7 +152,8 @@ test.group('Agent threads and catalog', () => {
       [{ message: 'hi', threadId: 42 }, 'threadId'],
       [{ message: 'hi', agent: 'nobody' }, 'agent'],
       [{ message: 'hi', regenerate: true }, 'threadId'],
-      [{ message: 'hi', attachments: [] }, 'attachments'],
+      // attachments need attachments.staging in config/agent.ts
+      [{ message: 'hi', attachments: [{ id: 'a1' }] }, 'attachments'],
     ] as const) {
       const response = await request('POST', '/chat', ALICE, body)
       assert.equal(response.status, 400, JSON.stringify(body).slice(0, 60))

@@ -17,9 +17,10 @@ test.group('Demo agent migrations', () => {
     const root = new URL('../../', import.meta.url)
     const folder = new URL('examples/demo/database/migrations/', root)
     const names = await readdir(folder)
-    const files = names.filter((name) => name.includes('_create_agent_')).sort()
-    const tables = files.map((name) => /_create_(agent_\w+)_table\.ts$/.exec(name)?.[1])
-    // the order configure publishes them in: foreign keys first, the narrow rollups after agent_rollups
+    const files = names.filter((name) => /_(create|alter)_agent_/.test(name)).sort()
+    const tables = files.map((name) => /_(?:create|alter)_(agent_\w+)_table\.ts$/.exec(name)?.[1])
+    // the order configure publishes them in: foreign keys first, the narrow rollups after
+    // agent_rollups, the attachments column last
     assert.deepEqual(tables, [...MIGRATION_STUBS.agent])
     for (const [index, file] of files.entries()) {
       const stub = await readFile(

@@ -131,6 +131,7 @@ export async function showThread(ctx: HttpContext) {
       ...(message.toolCalls ? { toolCalls: message.toolCalls } : {}),
       ...(message.toolResults ? { toolResults: message.toolResults } : {}),
       ...(message.followUps ? { followUps: message.followUps } : {}),
+      ...(message.attachments ? { attachments: message.attachments } : {}),
       createdAt: message.createdAt?.toISOString() ?? null,
     })),
   }

@@ -1,3 +1,5 @@
+import { parseAttachments } from '../attachments/requests.ts'
+import type { ResolvedAttachments } from '../attachments/config.ts'
 import { AgentInvalidRequestException, AgentNotFoundException } from '../errors.ts'
 import type { ChatRequest } from '../manager.ts'
 
@@ -8,12 +10,16 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Validates a `POST /agent/chat` body. Fields of the spec this version does
- * not serve yet are refused by name rather than ignored.
+ * Validates a `POST /agent/chat` body; every refusal is a 400 (413 for an
+ * attachment over `maxBytes`) naming the field.
  */
 export function parseChatRequest(
   body: unknown,
-  limits: { maxMessageLength: number; maxPageContextBytes: number }
+  limits: {
+    maxMessageLength: number
+    maxPageContextBytes: number
+    attachments: ResolvedAttachments
+  }
 ): ChatRequest {
   const { maxMessageLength, maxPageContextBytes } = limits
   if (!isObject(body)) {
@@ -61,12 +67,7 @@ export function parseChatRequest(
       )
     }
   }
-  if (body.attachments !== undefined && body.attachments !== false) {
-    throw new AgentInvalidRequestException(
-      '"attachments" is not supported by this version of the agent gateway',
-      'attachments'
-    )
-  }
+  const attachments = parseAttachments(body.attachments, limits.attachments, regenerate === true)
   return {
     message: message as string | undefined,
     threadId: threadId as string | undefined,
@@ -74,6 +75,7 @@ export function parseChatRequest(
     regenerate: regenerate === true,
     transient: transient === true,
     pageContext: isObject(pageContext) ? pageContext : undefined,
+    attachments,
   }
 }
 

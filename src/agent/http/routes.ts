@@ -20,14 +20,16 @@ export function toRouteMiddleware(entry: AgentMiddleware): AgentMiddleware {
   return fn
 }
 import * as controllers from './controllers.ts'
+import { uploadAttachment } from '../attachments/upload.ts'
 
 /**
  * Mounts the chat, catalog and thread routes under `/<path>` (default
- * `/agent`), with the configured middleware on every one of them.
+ * `/agent`), and the upload route with `attachments.upload`, with the
+ * configured middleware on every one of them.
  */
 export function registerAgentRoutes(
   router: Router,
-  config: Pick<ResolvedAgentConfig, 'path' | 'middleware'>
+  config: Pick<ResolvedAgentConfig, 'path' | 'middleware' | 'attachments'>
 ) {
   const group = router
     .group(() => {
@@ -47,6 +49,9 @@ export function registerAgentRoutes(
       router.post('tool-call/approve', controllers.approveToolCall).as('tool_call.approve')
       router.post('tool-call/reject', controllers.rejectToolCall).as('tool_call.reject')
       router.get('quota/today', controllers.quotaToday).as('quota.today')
+      if (config.attachments.upload) {
+        router.post('attachments', uploadAttachment).as('attachments.store')
+      }
     })
     .prefix(`/${config.path}`)
     .as('atrium.agent')

@@ -2,6 +2,7 @@ import type { LanguageModel, LanguageModelUsage, ModelMessage as SdkMessage, Too
 import { importOptional } from '../../shared/optional_import.ts'
 import {
   UNKNOWN_USAGE,
+  type ModelAttachment,
   type ModelMessage,
   type ModelPort,
   type ModelStepEvent,
@@ -48,11 +49,45 @@ export function usageFromAiSdk(usage: LanguageModelUsage | undefined): TokenUsag
   }
 }
 
+/**
+ * A user turn with attachments: the text, then a text part per text file
+ * (providers differ on which text types they take as files: Anthropic
+ * refuses text/csv) and a file part per other file (images, PDFs).
+ */
+function userContent(text: string, attachments: ModelAttachment[] | undefined) {
+  if (!attachments?.length) return text
+  return [
+    { type: 'text' as const, text },
+    ...attachments.map((attachment) => {
+      if (!attachment.data) {
+        return {
+          type: 'text' as const,
+          text: `[The attachment "${attachment.name}" (${attachment.contentType}) is no longer available]`,
+        }
+      }
+      if (attachment.contentType.startsWith('text/')) {
+        const content = new TextDecoder().decode(attachment.data)
+        return {
+          type: 'text' as const,
+          text: `<attachment name="${attachment.name.replace(/["<>]/g, '_')}" type="${attachment.contentType}">\n${content}\n</attachment>`,
+        }
+      }
+      // Images too: the SDK's "image" part is deprecated in favour of a file part
+      return {
+        type: 'file' as const,
+        data: attachment.data,
+        mediaType: attachment.contentType,
+        filename: attachment.name,
+      }
+    }),
+  ]
+}
+
 function toSdkMessages(messages: ModelMessage[]): SdkMessage[] {
   return messages.map((message): SdkMessage => {
     switch (message.role) {
       case 'user':
-        return { role: 'user', content: message.text }
+        return { role: 'user', content: userContent(message.text, message.attachments) }
       case 'assistant':
         return {
           role: 'assistant',

@@ -21,9 +21,19 @@ export interface ModelToolCall {
   input: unknown
 }
 
+/**
+ * A file the user attached to a message, with its bytes. An attachment
+ * whose bytes are gone has `data` null: the model is told it was there.
+ */
+export interface ModelAttachment {
+  name: string
+  contentType: string
+  data: Uint8Array | null
+}
+
 /** A message of the conversation in the gateway's neutral shape */
 export type ModelMessage =
-  | { role: 'user'; text: string }
+  | { role: 'user'; text: string; attachments?: ModelAttachment[] }
   | { role: 'assistant'; text: string; toolCalls: ModelToolCall[] }
   | {
       role: 'tool'

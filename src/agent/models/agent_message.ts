@@ -1,5 +1,6 @@
 import { BaseModel, column } from '@adonisjs/lucid/orm'
 import type { ModelToolCall } from '../model/port.ts'
+import type { MessageAttachment } from '../store/contract.ts'
 import { consumeDate, consumeNumber, jsonColumn } from './columns.ts'
 
 /**
@@ -32,6 +33,10 @@ export default class AgentMessage extends BaseModel {
   /** Follow-up questions proposed after this answer (`followUps` in config/agent.ts) */
   @column(jsonColumn)
   declare followUps: string[] | null
+
+  /** The files a user message carried: `{ id, name, contentType, size }`, the bytes in the staging */
+  @column(jsonColumn)
+  declare attachments: MessageAttachment[] | null
 
   @column({ consume: consumeDate })
   declare createdAt: Date

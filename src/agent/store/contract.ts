@@ -46,6 +46,14 @@ export interface ThreadRow {
   updatedAt: Date | null
 }
 
+/** What a user message keeps about a file it carried: the bytes stay in the staging */
+export interface MessageAttachment {
+  id: string
+  name: string
+  contentType: string
+  size: number
+}
+
 /** One message of a thread, in order */
 export interface MessageRow {
   id: number
@@ -57,6 +65,8 @@ export interface MessageRow {
   toolResults: Array<{ toolCallId: string; toolName: string; output: unknown }> | null
   /** Follow-up questions proposed after an answer, when `followUps` is on */
   followUps: string[] | null
+  /** The files a user message carried (`attachments` of the chat body) */
+  attachments: MessageAttachment[] | null
   createdAt: Date | null
 }
 
@@ -202,8 +212,11 @@ export interface AgentStore {
   forkFrom(source: ThreadRow, messageId: number): Promise<ThreadRow | null>
 
   appendMessage(
-    input: Omit<MessageRow, 'id' | 'createdAt' | 'toolCalls' | 'toolResults' | 'followUps'> &
-      Partial<Pick<MessageRow, 'toolCalls' | 'toolResults'>>
+    input: Omit<
+      MessageRow,
+      'id' | 'createdAt' | 'toolCalls' | 'toolResults' | 'followUps' | 'attachments'
+    > &
+      Partial<Pick<MessageRow, 'toolCalls' | 'toolResults' | 'attachments'>>
   ): Promise<MessageRow>
   /** Stores the follow-up questions proposed after an assistant message */
   setFollowUps(messageId: number, followUps: string[]): Promise<void>

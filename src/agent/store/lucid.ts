@@ -54,6 +54,11 @@ export class LucidAgentStore implements AgentStore {
         )
       }
     }
+    if (!(await this.#client.schema.hasColumn(AGENT_TABLES.messages, 'attachments'))) {
+      throw new AgentConfigException(
+        `Missing column "attachments" of "${AGENT_TABLES.messages}" for the agent gateway. Run "node ace configure adonis-atrium --features=agent" to publish its migration (*_alter_agent_messages_attachments_table.ts), then "node ace migration:run"`
+      )
+    }
   }
 
   async createThread(input: { actorRef: string; title: string | null }) {
@@ -154,6 +159,7 @@ export class LucidAgentStore implements AgentStore {
             tool_calls: row.tool_calls,
             tool_results: row.tool_results,
             follow_ups: row.follow_ups,
+            attachments: row.attachments,
             created_at: row.created_at,
           }))
         )
@@ -173,6 +179,7 @@ export class LucidAgentStore implements AgentStore {
         content: input.content,
         tool_calls: input.toolCalls?.length ? json(input.toolCalls) : null,
         tool_results: input.toolResults?.length ? json(input.toolResults) : null,
+        attachments: input.attachments?.length ? json(input.attachments) : null,
         created_at: createdAt,
       })
       .returning('id')
@@ -190,6 +197,7 @@ export class LucidAgentStore implements AgentStore {
       toolCalls: input.toolCalls ?? null,
       toolResults: input.toolResults ?? null,
       followUps: null,
+      attachments: input.attachments?.length ? input.attachments : null,
       createdAt,
     }
   }

@@ -88,6 +88,7 @@ export function message(row: any): MessageRow {
     toolCalls: parse(row.tool_calls),
     toolResults: parse(row.tool_results),
     followUps: parse(row.follow_ups),
+    attachments: parse(row.attachments),
     createdAt: toDate(row.created_at),
   }
 }

@@ -70,6 +70,7 @@ export class LucidTransientThreads implements TransientThreadStore {
             tool_calls: message.toolCalls?.length ? json(message.toolCalls) : null,
             tool_results: message.toolResults?.length ? json(message.toolResults) : null,
             follow_ups: message.followUps ? json(message.followUps) : null,
+            attachments: message.attachments?.length ? json(message.attachments) : null,
             created_at: message.createdAt ?? new Date(),
           })
       }

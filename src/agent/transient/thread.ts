@@ -91,6 +91,7 @@ export class TransientThread implements ThreadStore {
       toolCalls: input.toolCalls?.length ? input.toolCalls : null,
       toolResults: input.toolResults?.length ? input.toolResults : null,
       followUps: null,
+      attachments: input.attachments?.length ? input.attachments : null,
       createdAt: new Date(),
     }
     this.#messages.push(row)

@@ -1,0 +1,122 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import { AgentConfigException } from '../errors.ts'
+import type { AttachmentStaging, AttachmentStagingFactory } from './staging.ts'
+
+const FILE = 'config/agent.ts'
+
+export const DEFAULT_MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
+export const DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE = 10
+export const DEFAULT_ALLOWED_CONTENT_TYPES = [
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'application/pdf',
+  'text/plain',
+  'text/csv',
+]
+
+/** `attachments` of config/agent.ts as the app writes it */
+export interface AgentAttachmentsConfig {
+  /** Largest attachment, in bytes (20 MiB) */
+  maxBytes?: number
+  /** Content types accepted (images, PDF, plain text and CSV) */
+  allowedContentTypes?: string[]
+  /** Attachments one chat message may carry (10) */
+  maxPerMessage?: number
+  /** Mounts `POST /<path>/attachments`; needs `staging` */
+  upload?: boolean
+  /** Where the bytes are kept: `stagings.fs()` or your own `AttachmentStaging` */
+  staging?: AttachmentStagingFactory
+}
+
+/** The attachment limits once validated; `staging` is made at boot */
+export interface ResolvedAttachments {
+  maxBytes: number
+  allowedContentTypes: string[]
+  maxPerMessage: number
+  upload: boolean
+  staging: AttachmentStaging | null
+}
+
+/** `text/plain; charset=utf-8` and `Text/Plain` are `text/plain` */
+export function normalizeContentType(value: string) {
+  return value.split(';')[0].trim().toLowerCase()
+}
+
+function positive(name: string, value: unknown, fallback: number) {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new AgentConfigException(
+      `Invalid "attachments.${name}" in ${FILE}: expected a positive integer, received ${JSON.stringify(value)}`
+    )
+  }
+  return value
+}
+
+/**
+ * Validates `attachments` when the config file loads and returns the maker
+ * of the resolved options, which builds the staging at boot.
+ */
+export function resolveAttachments(
+  input: AgentAttachmentsConfig | undefined
+): (app: ApplicationService) => Promise<ResolvedAttachments> {
+  if (input !== undefined && (typeof input !== 'object' || input === null)) {
+    throw new AgentConfigException(
+      `Invalid "attachments" in ${FILE}: expected { maxBytes?, allowedContentTypes?, maxPerMessage?, upload?, staging? }`
+    )
+  }
+  const options = input ?? {}
+  const maxBytes = positive('maxBytes', options.maxBytes, DEFAULT_MAX_ATTACHMENT_BYTES)
+  const maxPerMessage = positive(
+    'maxPerMessage',
+    options.maxPerMessage,
+    DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE
+  )
+  const types = options.allowedContentTypes ?? DEFAULT_ALLOWED_CONTENT_TYPES
+  if (
+    !Array.isArray(types) ||
+    !types.length ||
+    types.some((type) => typeof type !== 'string' || !/^[\w.+-]+\/[\w.+-]+$/.test(type))
+  ) {
+    throw new AgentConfigException(
+      `Invalid "attachments.allowedContentTypes" in ${FILE}: expected a non-empty list of content types such as "image/png"`
+    )
+  }
+  if (options.upload !== undefined && typeof options.upload !== 'boolean') {
+    throw new AgentConfigException(
+      `Invalid "attachments.upload" in ${FILE}: expected true or false`
+    )
+  }
+  const factory = options.staging
+  if (factory !== undefined && !isStagingFactory(factory)) {
+    throw new AgentConfigException(
+      `Invalid "attachments.staging" in ${FILE}: expected stagings.fs() or an object with put(attachment, data) and get(id)`
+    )
+  }
+  if (options.upload === true && factory === undefined) {
+    throw new AgentConfigException(
+      `"attachments.upload: true" in ${FILE} needs "attachments.staging" to keep the uploaded files. Set staging: stagings.fs() (files in tmp/agent-attachments) or your own AttachmentStaging, or remove upload`
+    )
+  }
+  const allowedContentTypes = types.map(normalizeContentType)
+  return async (app) => ({
+    maxBytes,
+    allowedContentTypes,
+    maxPerMessage,
+    upload: options.upload === true,
+    staging:
+      factory === undefined ? null : typeof factory === 'function' ? await factory(app) : factory,
+  })
+}
+
+function isStagingFactory(value: unknown): value is AttachmentStagingFactory {
+  if (typeof value === 'function') return true
+  const staging = value as AttachmentStaging | null
+  return (
+    typeof staging === 'object' &&
+    staging !== null &&
+    typeof staging.put === 'function' &&
+    typeof staging.get === 'function'
+  )
+}
