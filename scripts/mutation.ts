@@ -1,6 +1,7 @@
 /**
  * `npm run mutation [-- <group> ...]`: runs StrykerJS once per module group
- * with the group's targeted spec files on SQLite, then prints the mutation
+ * with the group's targeted spec files (on SQLite unless the group names
+ * other databases), then prints the mutation
  * score per group and every surviving mutant. See docs/testing.md.
  */
 import { relative } from 'node:path'
@@ -14,8 +15,13 @@ interface Group {
    * (no app, no database): a mutant they kill never pays for `tests`
    */
   nodbTests?: string[]
-  /** Spec files run through bin/test.ts on SQLite */
+  /** Spec files run through bin/test.ts, on SQLite unless `databases` says otherwise */
   tests?: string[]
+  /**
+   * The databases `tests` run on, one after the other (a mutant is killed
+   * when any run fails): code only another database runs needs it there
+   */
+  databases?: Array<'sqlite' | 'pg' | 'mysql'>
 }
 
 /**
@@ -159,7 +165,11 @@ const GROUPS: Record<string, Group> = {
     ],
   },
   'ledger': {
-    mutate: ['src/payments/store.ts', 'src/payments/ledger/**/*.ts'],
+    mutate: [
+      'src/payments/store.ts',
+      'src/payments/ledger/**/*.ts',
+      '!src/payments/ledger/claim_writers/postgres.ts',
+    ],
     tests: [
       'tests/payments/ledger_claim.spec.ts',
       'tests/payments/concurrency.spec.ts',
@@ -167,6 +177,17 @@ const GROUPS: Record<string, Group> = {
       'tests/payments/batching.spec.ts',
       'tests/payments/boot.spec.ts',
       'tests/payments/commands.spec.ts',
+    ],
+  },
+  // PostgreSQL's own claim writer (unnamed statements, then prepared), on PostgreSQL
+  'ledger-postgres': {
+    mutate: ['src/payments/ledger/claim_writers/postgres.ts'],
+    databases: ['pg'],
+    tests: [
+      'tests/payments/ledger_plans.spec.ts',
+      'tests/payments/ledger_claim.spec.ts',
+      'tests/payments/concurrency.spec.ts',
+      'tests/payments/batching.spec.ts',
     ],
   },
   'billing': {
@@ -180,6 +201,18 @@ const GROUPS: Record<string, Group> = {
       'tests/payments/ordering.spec.ts',
       'tests/payments/processing.spec.ts',
       'tests/payments/concurrency.spec.ts',
+    ],
+  },
+  // What the billing tables become for each canonical event: the persistence of sync.ts.
+  // Its insert and lock statements differ per database (returning, changes(), insertId,
+  // row locks), so the specs run on the three
+  'billing-sync': {
+    mutate: ['src/payments/billing/sync.ts'],
+    databases: ['sqlite', 'pg', 'mysql'],
+    tests: [
+      'tests/payments/billing_sync.spec.ts',
+      'tests/payments/billing.spec.ts',
+      'tests/payments/ordering.spec.ts',
     ],
   },
   // The payment state machine's transition (nextPayment): what an event does to an existing row
@@ -293,10 +326,16 @@ for (const name of requested.length ? requested : Object.keys(GROUPS)) {
     specs?.length
       ? `"${process.execPath}" --import=@poppinss/ts-exec ${runner} ${specs.map((file) => `--files=${file}`).join(' ')}`
       : null
+  // a database of its own on PostgreSQL and MariaDB, so groups run side by side
+  const runId = `mutation_${name.replaceAll('-', '_')}`
   // node itself (the one npm runs) instead of npm in front: one process less per mutant
   const command = [
     run('scripts/mutation_nodb_runner.ts', group.nodbTests),
-    run('bin/test.ts', group.tests),
+    ...(group.databases ?? ['sqlite']).map((database) =>
+      group.tests?.length
+        ? `DB=${database} ATRIUM_TEST_RUN=${runId} ${run('bin/test.ts', group.tests)}`
+        : null
+    ),
   ]
     .filter(Boolean)
     .join(' && ')

@@ -3,7 +3,8 @@
  * 100 typing clients on one document, half on each instance, observers on
  * both. Each delivery is counted as same-instance (writer and observer on
  * one instance) or cross-instance (through Redis), so both figures come from
- * the same run under the same load. Three repeats.
+ * the same run under the same load. One warm-up round (not printed: the
+ * instances' first second of JIT and connection set-up), then three repeats.
  *
  * npm run bench -- collaboration multi_instance
  */
@@ -133,6 +134,11 @@ try {
   console.log(
     'repeat | same-instance p50 / p99 | cross-instance p50 / p99 | p99 difference | load (1 min)'
   )
+  await run(
+    started.map(({ server }) => server),
+    'typing-warm-up'
+  )
+  await sleep(500)
   for (let repeat = 1; repeat <= REPEATS; repeat++) {
     const { same, cross } = await run(
       started.map(({ server }) => server),
