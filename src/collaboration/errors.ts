@@ -113,3 +113,16 @@ export const E_COLLAB_VALIDATION = CollabValidationError
 export const E_COLLAB_BODY_TOO_LARGE = CollabBodyTooLargeError
 export const E_COLLAB_STORAGE = CollabStorageError
 export const E_COLLAB_SHUTTING_DOWN = CollabShuttingDownError
+
+/**
+ * The room worker of a hosted document did not take a state the app pushed
+ * (a restored version): the stored document holds it, and the room shows it
+ * once it next loads. Retryable.
+ */
+export class CollabRoomError extends AtriumException {
+  static status = 502
+  static code = 'E_COLLAB_ROOM'
+  static message = 'The room worker did not take the document state; retry later'
+  retryable = true
+  details = { retryable: true }
+}

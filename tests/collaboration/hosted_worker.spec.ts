@@ -1,15 +1,12 @@
-import { join, relative, sep } from 'node:path'
-import { mkdtemp } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
 import * as Y from 'yjs'
+import { join } from 'node:path'
+import { mkdtemp } from 'node:fs/promises'
 import { WebSocket } from 'ws'
-import { build } from 'esbuild'
-import { Miniflare } from 'miniflare'
 import { test } from '@japa/runner'
 import { TMP_ROOT } from '../helpers.ts'
 import { closeOf, connectClient, setupCollabApp, waitFor } from './helpers.ts'
+import { JWT_SECRET, WORKER_SECRET, bundleScaffoldedWorker, startWorker } from './hosted_setup.ts'
 import { FileSystemStorage } from '../../src/collaboration/storage/file_system.ts'
-import { scaffoldHostedWorker } from '../../src/collaboration/hosted_worker.ts'
 import { issueToken, signHostedToken } from '../../src/collaboration/tokens.ts'
 import { normalizeConfig } from '../../src/collaboration/define_config.ts'
 import type { CollaborationManager } from '../../src/collaboration/manager.ts'
@@ -19,49 +16,6 @@ import type { CollaborationManager } from '../../src/collaboration/manager.ts'
  * scaffolds, bundled as wrangler would and run in workerd through Miniflare,
  * against a real Adonis app that stores the documents.
  */
-
-const JWT_SECRET = 'hosted-jwt-secret'
-const WORKER_SECRET = 'hosted-worker-secret'
-const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url))
-
-/** Scaffolds the worker project and bundles it once for every test */
-async function bundleScaffoldedWorker() {
-  const dir = await mkdtemp(join(TMP_ROOT, 'partyserver-'))
-  const { written } = await scaffoldHostedWorker('partyserver', dir)
-  const files = written.map((file) => relative(dir, file).split(sep).join('/'))
-  const result = await build({
-    entryPoints: [join(dir, 'src/server.ts')],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    conditions: ['workerd', 'worker', 'browser'],
-    external: ['cloudflare:*'],
-    nodePaths: [NODE_MODULES],
-    write: false,
-    logLevel: 'silent',
-  })
-  return { script: result.outputFiles[0].text, files }
-}
-
-async function startWorker(script: string, appUrl: string, workerSecret = WORKER_SECRET) {
-  const mf = new Miniflare({
-    modules: true,
-    script,
-    compatibilityDate: '2026-04-01',
-    compatibilityFlags: ['nodejs_compat'],
-    durableObjects: { Main: { className: 'AtriumDocument', useSQLite: true } },
-    bindings: {
-      APP_URL: appUrl,
-      COLLAB_STATE_PATH: '/collaboration/state',
-      COLLAB_JWT_SECRET: JWT_SECRET,
-      COLLAB_WORKER_SECRET: workerSecret,
-    },
-    host: '127.0.0.1',
-    port: 0,
-  })
-  const url = await mf.ready
-  return { mf, base: `ws://${url.host}/parties/main` }
-}
 
 function hostedToken(docName: string, options: { readOnly?: boolean; secret?: string } = {}) {
   return signHostedToken(
@@ -111,7 +65,7 @@ test.group('Collaboration | PartyServer room worker under workerd', (group) => {
       storage: new FileSystemStorage(storageDir),
       hosted: { roomHost: 'rooms.test', jwtSecret: JWT_SECRET, workerSecret: WORKER_SECRET },
     })
-    const worker = await startWorker(script, app.url, workerSecret)
+    const worker = await startWorker(script, app.url, { workerSecret })
     cleanup(() => worker.mf.dispose())
     return { ...app, ...worker }
   }
