@@ -5,7 +5,13 @@ import { WebSocket } from 'ws'
 import { test } from '@japa/runner'
 import { TMP_ROOT } from '../helpers.ts'
 import { closeOf, connectClient, setupCollabApp, waitFor } from './helpers.ts'
-import { JWT_SECRET, WORKER_SECRET, bundleScaffoldedWorker, startWorker } from './hosted_setup.ts'
+import {
+  JWT_SECRET,
+  WORKER_SECRET,
+  bundleScaffoldedWorker,
+  freePort,
+  startWorker,
+} from './hosted_setup.ts'
 import { FileSystemStorage } from '../../src/collaboration/storage/file_system.ts'
 import { issueToken, signHostedToken } from '../../src/collaboration/tokens.ts'
 import { normalizeConfig } from '../../src/collaboration/define_config.ts'
@@ -58,16 +64,28 @@ test.group('Collaboration | PartyServer room worker under workerd', (group) => {
     ;({ script, files } = await bundleScaffoldedWorker())
   })
 
-  async function setup(cleanup: (fn: () => Promise<void>) => void, workerSecret?: string) {
+  /** The app, and the worker on the port its `roomHost` names (`startRoom: false` leaves it closed) */
+  async function setup(
+    cleanup: (fn: () => Promise<void>) => void,
+    options: { workerSecret?: string; startRoom?: boolean } = {}
+  ) {
     const storageDir = await mkdtemp(join(TMP_ROOT, 'hosted-storage-'))
+    const port = await freePort()
     const app = await setupCollabApp({
       engine: 'partyserver',
       storage: new FileSystemStorage(storageDir),
-      hosted: { roomHost: 'rooms.test', jwtSecret: JWT_SECRET, workerSecret: WORKER_SECRET },
+      hosted: {
+        roomHost: `ws://127.0.0.1:${port}`,
+        jwtSecret: JWT_SECRET,
+        workerSecret: WORKER_SECRET,
+      },
     })
-    const worker = await startWorker(script, app.url, { workerSecret })
+    if (options.startRoom === false) {
+      return { ...app, base: '', roomUrl: '' }
+    }
+    const worker = await startWorker(script, app.url, { workerSecret: options.workerSecret, port })
     cleanup(() => worker.mf.dispose())
-    return { ...app, ...worker }
+    return { ...app, ...worker, roomUrl: `http://127.0.0.1:${port}/parties/main` }
   }
 
   test('the scaffold is a complete worker project', ({ assert }) => {
@@ -140,11 +158,88 @@ test.group('Collaboration | PartyServer room worker under workerd', (group) => {
     assert.equal(writer.doc.getText('content').toString(), 'marker')
   })
 
+  test('a restored version reaches the open editors through the room', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { manager, base } = await setup(cleanup)
+    const client = connectClient(base, encodeURIComponent('notes/7'), hostedToken('notes/7'))
+    await waitFor(() => client.provider.synced)
+    client.doc.getText('content').insert(0, 'first draft')
+    await waitFor(async () => (await storedText(manager, 'notes/7')) === 'first draft')
+    const version = await manager.createVersion({ docName: 'notes/7', createdBy: 'u1' })
+    client.doc.getText('content').delete(0, 5)
+    client.doc.getText('content').insert(0, 'second')
+    await waitFor(async () => (await storedText(manager, 'notes/7')) === 'second draft')
+
+    await manager.restoreVersion({ docName: 'notes/7', versionId: version.id, restoredBy: 'u1' })
+    await waitFor(() => client.doc.getText('content').toString() === 'first draft')
+    await waitFor(async () => (await storedText(manager, 'notes/7')) === 'first draft')
+    assert.equal(client.doc.getText('content').toString(), 'first draft')
+  })
+
+  test('the room takes a pushed state only from the app: with the worker secret, by POST', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { manager, base, roomUrl } = await setup(cleanup)
+    const client = connectClient(base, encodeURIComponent('notes/8'), hostedToken('notes/8'))
+    await waitFor(() => client.provider.synced)
+    const intruder = new Y.Doc()
+    intruder.getText('content').insert(0, 'forged ')
+    const push = (headers: Record<string, string>, method = 'POST') =>
+      fetch(`${roomUrl}/${encodeURIComponent('notes/8')}`, {
+        method,
+        headers,
+        ...(method === 'POST' ? { body: Y.encodeStateAsUpdate(intruder) } : {}),
+      }).then(async (response) => {
+        await response.body?.cancel()
+        return response.status
+      })
+
+    assert.equal(await push({}), 404)
+    assert.equal(await push({ 'x-collab-worker-secret': 'not-the-worker-secret' }), 404)
+    assert.equal(await push({ 'x-collab-worker-secret': JWT_SECRET }), 404)
+    assert.equal(await push({ 'x-collab-worker-secret': WORKER_SECRET }, 'GET'), 404)
+    const empty = await fetch(`${roomUrl}/${encodeURIComponent('notes/8')}`, {
+      method: 'POST',
+      headers: { 'x-collab-worker-secret': WORKER_SECRET },
+    })
+    assert.equal(empty.status, 413)
+    await empty.body?.cancel()
+
+    // the marker goes through the room after the refused pushes: once it is stored, they would be
+    client.doc.getText('content').insert(0, 'marker')
+    await waitFor(async () => (await storedText(manager, 'notes/8')) === 'marker')
+    assert.equal(client.doc.getText('content').toString(), 'marker')
+  })
+
+  test('a restore whose room cannot be reached answers E_COLLAB_ROOM and keeps the restored state', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { manager } = await setup(cleanup, { startRoom: false })
+    const seed = new Y.Doc()
+    seed.getText('content').insert(0, 'kept')
+    await manager.persistDocument({ docName: 'notes/9', state: Y.encodeStateAsUpdate(seed) })
+    const version = await manager.createVersion({ docName: 'notes/9', createdBy: 'u1' })
+    seed.getText('content').insert(4, ' and changed')
+    await manager.persistDocument({ docName: 'notes/9', state: Y.encodeStateAsUpdate(seed) })
+
+    const error = await manager
+      .restoreVersion({ docName: 'notes/9', versionId: version.id, restoredBy: 'u1' })
+      .catch((caught) => caught)
+    assert.equal(error.code, 'E_COLLAB_ROOM')
+    assert.equal(error.status, 502)
+    assert.include(error.message, 'shows when the room next loads')
+    assert.equal(await storedText(manager, 'notes/9'), 'kept')
+  })
+
   test('the app refuses a worker with the wrong secret, and the room does not open empty', async ({
     assert,
     cleanup,
   }) => {
-    const { manager, base } = await setup(cleanup, 'not-the-worker-secret')
+    const { manager, base } = await setup(cleanup, { workerSecret: 'not-the-worker-secret' })
     const seed = new Y.Doc()
     seed.getText('content').insert(0, 'kept')
     await manager.persistDocument({ docName: 'notes/5', state: Y.encodeStateAsUpdate(seed) })
