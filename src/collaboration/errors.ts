@@ -103,17 +103,6 @@ export class CollabShuttingDownError extends AtriumException {
   }
 }
 
-export const E_COLLAB_FORBIDDEN = CollabForbiddenError
-export const E_COLLAB_AUTHORIZATION_FAILED = CollabAuthorizationError
-export const E_COLLAB_UNAUTHORIZED = CollabUnauthorizedError
-export const E_COLLAB_TOKEN_SECRET_MISSING = CollabTokenSecretMissingError
-export const E_COLLAB_CONFIG = CollabConfigError
-export const E_COLLAB_NOT_FOUND = CollabNotFoundError
-export const E_COLLAB_VALIDATION = CollabValidationError
-export const E_COLLAB_BODY_TOO_LARGE = CollabBodyTooLargeError
-export const E_COLLAB_STORAGE = CollabStorageError
-export const E_COLLAB_SHUTTING_DOWN = CollabShuttingDownError
-
 /**
  * The room worker of a hosted document did not take a state the app pushed
  * (a restored version): the stored document holds it, and the room shows it
@@ -126,3 +115,15 @@ export class CollabRoomError extends AtriumException {
   retryable = true
   details = { retryable: true }
 }
+
+export const E_COLLAB_FORBIDDEN = CollabForbiddenError
+export const E_COLLAB_AUTHORIZATION_FAILED = CollabAuthorizationError
+export const E_COLLAB_UNAUTHORIZED = CollabUnauthorizedError
+export const E_COLLAB_TOKEN_SECRET_MISSING = CollabTokenSecretMissingError
+export const E_COLLAB_CONFIG = CollabConfigError
+export const E_COLLAB_NOT_FOUND = CollabNotFoundError
+export const E_COLLAB_VALIDATION = CollabValidationError
+export const E_COLLAB_BODY_TOO_LARGE = CollabBodyTooLargeError
+export const E_COLLAB_STORAGE = CollabStorageError
+export const E_COLLAB_SHUTTING_DOWN = CollabShuttingDownError
+export const E_COLLAB_ROOM = CollabRoomError

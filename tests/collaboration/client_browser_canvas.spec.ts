@@ -3,9 +3,10 @@ import type { Browser, Page } from 'playwright-core'
 import { launchChromium, openPage, setupPageApp, shows } from './browser_pages.ts'
 
 /*
- * `createTldrawAdapter` through `useCollabEditor` in Chromium, bound to a
- * real tldraw store (tldraw's record schema and store, which validate every
- * record they take) on two pages.
+ * The canvas bindings in Chromium on two pages: `createTldrawAdapter` through
+ * `useCollabEditor`, bound to a real tldraw store (tldraw's record schema and
+ * store, which validate every record they take), and `useCanvasSync` with a
+ * stand-in for Excalidraw's imperative API.
  */
 
 /** The document-scope records of a page's tldraw store, by id */
@@ -102,5 +103,42 @@ test.group('Collaboration client in a real browser (tldraw store through the ada
     })
     await shows(bob.tab, '#pages', 'textContent', 'One,Two,Marker')
     assert.notProperty(await records(bob.tab), 'page:bad')
+  })
+})
+
+test.group('Collaboration client in a real browser (useCanvasSync)', (group) => {
+  let browser: Browser
+  group.setup(async () => {
+    browser = await launchChromium()
+    return () => browser.close()
+  })
+  group.each.timeout(120_000)
+
+  const open = (url: string, user: string, doc: string) =>
+    openPage(browser, url, { user, doc, ready: '#board[data-ready="true"]' })
+  const draw = (tab: Page, id: string, x: number) =>
+    tab.evaluate(([element, at]) => (globalThis as any).__page.draw(element, at), [id, x] as const)
+
+  test('two canvases share the scene: the last write wins, and a later canvas loads it', async ({
+    assert,
+  }) => {
+    const { url } = await setupPageApp('scene_page')
+    const doc = 'canvas/scene'
+    const alice = await open(url, 'alice', doc)
+    const bob = await open(url, 'bob', doc)
+
+    await draw(alice.tab, 'rect', 10)
+    await shows(bob.tab, '#scene', 'textContent', 'rect@10')
+    await draw(bob.tab, 'arrow', 20)
+    await shows(alice.tab, '#scene', 'textContent', 'rect@10,arrow@20')
+    await draw(alice.tab, 'rect', 30)
+    await shows(bob.tab, '#scene', 'textContent', 'rect@30,arrow@20')
+
+    const carol = await open(url, 'carol', doc)
+    await shows(carol.tab, '#scene', 'textContent', 'rect@30,arrow@20')
+    const versions = await carol.tab.evaluate(() =>
+      (globalThis as any).__page.getSceneElements().map((element: any) => element.version)
+    )
+    assert.deepEqual(versions, [2, 1])
   })
 })
