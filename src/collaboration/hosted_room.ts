@@ -50,7 +50,8 @@ export async function pushStateToRoom(
         'x-collab-worker-secret': hosted.workerSecret,
         'content-type': 'application/octet-stream',
       },
-      body: state,
+      // a copy on its own ArrayBuffer, the body type fetch accepts
+      body: new Uint8Array(state),
       signal: AbortSignal.timeout(hosted.fetchTimeoutMs),
     })
     status = response.status
