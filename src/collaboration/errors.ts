@@ -103,6 +103,19 @@ export class CollabShuttingDownError extends AtriumException {
   }
 }
 
+/**
+ * The room worker of a hosted document did not take a state the app pushed
+ * (a restored version): the stored document holds it, and the room shows it
+ * once it next loads. Retryable.
+ */
+export class CollabRoomError extends AtriumException {
+  static status = 502
+  static code = 'E_COLLAB_ROOM'
+  static message = 'The room worker did not take the document state; retry later'
+  retryable = true
+  details = { retryable: true }
+}
+
 export const E_COLLAB_FORBIDDEN = CollabForbiddenError
 export const E_COLLAB_AUTHORIZATION_FAILED = CollabAuthorizationError
 export const E_COLLAB_UNAUTHORIZED = CollabUnauthorizedError
@@ -113,3 +126,4 @@ export const E_COLLAB_VALIDATION = CollabValidationError
 export const E_COLLAB_BODY_TOO_LARGE = CollabBodyTooLargeError
 export const E_COLLAB_STORAGE = CollabStorageError
 export const E_COLLAB_SHUTTING_DOWN = CollabShuttingDownError
+export const E_COLLAB_ROOM = CollabRoomError

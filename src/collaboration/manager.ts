@@ -12,6 +12,7 @@ import type { DocumentCluster } from './cluster/redis_cluster.ts'
 import { UpgradeHandler } from './server/upgrade_handler.ts'
 import { CollabComments } from './comments.ts'
 import { CollabVersions } from './versions.ts'
+import { assertCanPushToRoom, isHostedEngine, pushStateToRoom } from './hosted_room.ts'
 import type { CollabEngine, CollabEngineHost, CollabSession } from './engines/engine.ts'
 import type {
   CollabAuthorizeContext,
@@ -306,9 +307,10 @@ export class CollaborationManager {
 
   /**
    * Snapshots the current state as `restored from #<seq>`, then writes the
-   * version's content into the live document as new changes.
+   * version's content into the live document as new changes (for a hosted
+   * document: into the stored one, then pushed to its room).
    */
-  restoreVersion({
+  async restoreVersion({
     docName,
     versionId,
     restoredBy,
@@ -317,11 +319,11 @@ export class CollaborationManager {
     versionId: string
     restoredBy: string | null
   }) {
-    return this.versions.restore(
-      docName,
-      versionId,
-      restoredBy === null ? null : String(restoredBy)
-    )
+    const hosted = isHostedEngine(await this.engineFor({ docName }))
+    if (hosted) assertCanPushToRoom(this.config)
+    await this.versions.restore(docName, versionId, restoredBy === null ? null : String(restoredBy))
+    if (hosted)
+      await pushStateToRoom(this.config, docName, await this.getDocumentState({ docName }))
   }
 
   diffVersions({ docName, aId, bId }: { docName: string; aId: string; bId: string }) {

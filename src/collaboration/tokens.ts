@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { assertDocumentName, isValidDocumentName } from './document_name.ts'
 import { automergeDocumentId } from './engines/automerge/document_id.ts'
 import { CollabForbiddenError, CollabTokenSecretMissingError } from './errors.ts'
+import { isHostedEngine } from './hosted_room.ts'
 import type {
   CollabConnectionContext,
   CollabEngineName,
@@ -186,11 +187,6 @@ export function verifyHostedToken(
   return payload.user ? { userId: payload.userId, user: payload.user } : { userId: payload.userId }
 }
 
-/** PartyKit and PartyServer documents live in a room worker, not in this app */
-function isHosted(engine: CollabEngineName) {
-  return engine === 'partykit' || engine === 'partyserver'
-}
-
 /**
  * The WebSocket URL of a document: the upgrade path on the app (absolute when
  * `baseUrl` is given, `http` becoming `ws`), or the room worker's URL for the
@@ -204,7 +200,7 @@ export function buildWsUrl(
   docName: string
 ): string {
   const engine = config.engineName ?? config.engine
-  if (isHosted(engine) && config.hosted) {
+  if (isHostedEngine(engine) && config.hosted) {
     const host = config.hosted.roomHost.replace(/\/+$/, '')
     const base = /^wss?:\/\//.test(host) ? host : `wss://${host}`
     return `${base}/parties/${config.hosted.party ?? 'main'}/${encodeURIComponent(docName)}`
@@ -240,7 +236,7 @@ export async function issueToken(
   }
   assertDocumentName(docName)
   const engine = config.engineName ?? config.engine
-  const hosted = isHosted(engine)
+  const hosted = isHostedEngine(engine)
   const exp = Math.floor(Date.now() / 1000) + COLLAB_TOKEN_TTL_SECONDS
   const payload = {
     userId: String(user.id),

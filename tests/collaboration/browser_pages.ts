@@ -5,7 +5,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { setupApp } from '../helpers.ts'
 import { defineConfig } from '../../src/collaboration/define_config.ts'
 import { InMemoryCollaborationStorage } from '../../src/collaboration/storage/memory.ts'
-import { signCollabToken } from '../../src/collaboration/tokens.ts'
+import { buildWsUrl, signCollabToken, signHostedToken } from '../../src/collaboration/tokens.ts'
 import type { CollabEngineName } from '../../src/collaboration/types.ts'
 import { SECRET, allow } from './helpers.ts'
 
@@ -44,10 +44,16 @@ function bundlePage(page: string) {
 /**
  * An app serving the collaboration routes (the caller named by `x-user`),
  * the bundled `page` and its HTML at `/page?user=&doc=`. `&ttl=` gives the
- * page a pre-issued token living that many seconds.
+ * page a pre-issued token living that many seconds. `hosted` names the room
+ * worker of the hosted engines.
  */
-export async function setupPageApp(page: string, engine: CollabEngineName = 'yjs') {
+export async function setupPageApp(
+  page: string,
+  engine: CollabEngineName = 'yjs',
+  options: { hosted?: { roomHost: string; jwtSecret: string; workerSecret: string } } = {}
+) {
   const script = await bundlePage(page)
+  const hosted = options.hosted
   return setupApp({
     providers: [
       () => import('./fixtures/exception_handler_provider.ts'),
@@ -57,6 +63,7 @@ export async function setupPageApp(page: string, engine: CollabEngineName = 'yjs
       collaboration: defineConfig({
         engine,
         tokenSecret: SECRET,
+        ...(hosted ? { hosted } : {}),
         debounce: 100,
         storage: new InMemoryCollaborationStorage(),
         authorize: () => allow,
@@ -78,14 +85,22 @@ export async function setupPageApp(page: string, engine: CollabEngineName = 'yjs
         const settings: Record<string, unknown> = { user: String(user), docName: String(doc) }
         if (ttl) {
           const seconds = Number(ttl)
+          const claims = { userId: String(user), docName: String(doc) }
           settings.initialTokens = {
             [doc]: {
-              token: signCollabToken(
-                { userId: String(user), docName: String(doc) },
-                SECRET,
-                seconds
-              ),
-              wsUrl: `ws://${request.host()}/collaboration/${doc}`,
+              token: hosted
+                ? signHostedToken(claims, hosted.jwtSecret, seconds)
+                : signCollabToken(claims, SECRET, seconds),
+              wsUrl: hosted
+                ? buildWsUrl(
+                    {
+                      path: '/collaboration',
+                      engine,
+                      hosted: { ...hosted, party: 'main', fetchTimeoutMs: 10_000 },
+                    },
+                    String(doc)
+                  )
+                : `ws://${request.host()}/collaboration/${doc}`,
               engine,
               expiresAt: new Date(Date.now() + seconds * 1000).toISOString(),
             },

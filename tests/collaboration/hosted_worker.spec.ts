@@ -1,15 +1,18 @@
-import { join, relative, sep } from 'node:path'
-import { mkdtemp } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
 import * as Y from 'yjs'
+import { join } from 'node:path'
+import { mkdtemp } from 'node:fs/promises'
 import { WebSocket } from 'ws'
-import { build } from 'esbuild'
-import { Miniflare } from 'miniflare'
 import { test } from '@japa/runner'
 import { TMP_ROOT } from '../helpers.ts'
 import { closeOf, connectClient, setupCollabApp, waitFor } from './helpers.ts'
+import {
+  JWT_SECRET,
+  WORKER_SECRET,
+  bundleScaffoldedWorker,
+  freePort,
+  startWorker,
+} from './hosted_setup.ts'
 import { FileSystemStorage } from '../../src/collaboration/storage/file_system.ts'
-import { scaffoldHostedWorker } from '../../src/collaboration/hosted_worker.ts'
 import { issueToken, signHostedToken } from '../../src/collaboration/tokens.ts'
 import { normalizeConfig } from '../../src/collaboration/define_config.ts'
 import type { CollaborationManager } from '../../src/collaboration/manager.ts'
@@ -19,49 +22,6 @@ import type { CollaborationManager } from '../../src/collaboration/manager.ts'
  * scaffolds, bundled as wrangler would and run in workerd through Miniflare,
  * against a real Adonis app that stores the documents.
  */
-
-const JWT_SECRET = 'hosted-jwt-secret'
-const WORKER_SECRET = 'hosted-worker-secret'
-const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url))
-
-/** Scaffolds the worker project and bundles it once for every test */
-async function bundleScaffoldedWorker() {
-  const dir = await mkdtemp(join(TMP_ROOT, 'partyserver-'))
-  const { written } = await scaffoldHostedWorker('partyserver', dir)
-  const files = written.map((file) => relative(dir, file).split(sep).join('/'))
-  const result = await build({
-    entryPoints: [join(dir, 'src/server.ts')],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    conditions: ['workerd', 'worker', 'browser'],
-    external: ['cloudflare:*'],
-    nodePaths: [NODE_MODULES],
-    write: false,
-    logLevel: 'silent',
-  })
-  return { script: result.outputFiles[0].text, files }
-}
-
-async function startWorker(script: string, appUrl: string, workerSecret = WORKER_SECRET) {
-  const mf = new Miniflare({
-    modules: true,
-    script,
-    compatibilityDate: '2026-04-01',
-    compatibilityFlags: ['nodejs_compat'],
-    durableObjects: { Main: { className: 'AtriumDocument', useSQLite: true } },
-    bindings: {
-      APP_URL: appUrl,
-      COLLAB_STATE_PATH: '/collaboration/state',
-      COLLAB_JWT_SECRET: JWT_SECRET,
-      COLLAB_WORKER_SECRET: workerSecret,
-    },
-    host: '127.0.0.1',
-    port: 0,
-  })
-  const url = await mf.ready
-  return { mf, base: `ws://${url.host}/parties/main` }
-}
 
 function hostedToken(docName: string, options: { readOnly?: boolean; secret?: string } = {}) {
   return signHostedToken(
@@ -104,16 +64,28 @@ test.group('Collaboration | PartyServer room worker under workerd', (group) => {
     ;({ script, files } = await bundleScaffoldedWorker())
   })
 
-  async function setup(cleanup: (fn: () => Promise<void>) => void, workerSecret?: string) {
+  /** The app, and the worker on the port its `roomHost` names (`startRoom: false` leaves it closed) */
+  async function setup(
+    cleanup: (fn: () => Promise<void>) => void,
+    options: { workerSecret?: string; startRoom?: boolean } = {}
+  ) {
     const storageDir = await mkdtemp(join(TMP_ROOT, 'hosted-storage-'))
+    const port = await freePort()
     const app = await setupCollabApp({
       engine: 'partyserver',
       storage: new FileSystemStorage(storageDir),
-      hosted: { roomHost: 'rooms.test', jwtSecret: JWT_SECRET, workerSecret: WORKER_SECRET },
+      hosted: {
+        roomHost: `ws://127.0.0.1:${port}`,
+        jwtSecret: JWT_SECRET,
+        workerSecret: WORKER_SECRET,
+      },
     })
-    const worker = await startWorker(script, app.url, workerSecret)
+    if (options.startRoom === false) {
+      return { ...app, base: '', roomUrl: '' }
+    }
+    const worker = await startWorker(script, app.url, { workerSecret: options.workerSecret, port })
     cleanup(() => worker.mf.dispose())
-    return { ...app, ...worker }
+    return { ...app, ...worker, roomUrl: `http://127.0.0.1:${port}/parties/main` }
   }
 
   test('the scaffold is a complete worker project', ({ assert }) => {
@@ -186,11 +158,88 @@ test.group('Collaboration | PartyServer room worker under workerd', (group) => {
     assert.equal(writer.doc.getText('content').toString(), 'marker')
   })
 
+  test('a restored version reaches the open editors through the room', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { manager, base } = await setup(cleanup)
+    const client = connectClient(base, encodeURIComponent('notes/7'), hostedToken('notes/7'))
+    await waitFor(() => client.provider.synced)
+    client.doc.getText('content').insert(0, 'first draft')
+    await waitFor(async () => (await storedText(manager, 'notes/7')) === 'first draft')
+    const version = await manager.createVersion({ docName: 'notes/7', createdBy: 'u1' })
+    client.doc.getText('content').delete(0, 5)
+    client.doc.getText('content').insert(0, 'second')
+    await waitFor(async () => (await storedText(manager, 'notes/7')) === 'second draft')
+
+    await manager.restoreVersion({ docName: 'notes/7', versionId: version.id, restoredBy: 'u1' })
+    await waitFor(() => client.doc.getText('content').toString() === 'first draft')
+    await waitFor(async () => (await storedText(manager, 'notes/7')) === 'first draft')
+    assert.equal(client.doc.getText('content').toString(), 'first draft')
+  })
+
+  test('the room takes a pushed state only from the app: with the worker secret, by POST', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { manager, base, roomUrl } = await setup(cleanup)
+    const client = connectClient(base, encodeURIComponent('notes/8'), hostedToken('notes/8'))
+    await waitFor(() => client.provider.synced)
+    const intruder = new Y.Doc()
+    intruder.getText('content').insert(0, 'forged ')
+    const push = (headers: Record<string, string>, method = 'POST') =>
+      fetch(`${roomUrl}/${encodeURIComponent('notes/8')}`, {
+        method,
+        headers,
+        ...(method === 'POST' ? { body: Y.encodeStateAsUpdate(intruder) } : {}),
+      }).then(async (response) => {
+        await response.body?.cancel()
+        return response.status
+      })
+
+    assert.equal(await push({}), 404)
+    assert.equal(await push({ 'x-collab-worker-secret': 'not-the-worker-secret' }), 404)
+    assert.equal(await push({ 'x-collab-worker-secret': JWT_SECRET }), 404)
+    assert.equal(await push({ 'x-collab-worker-secret': WORKER_SECRET }, 'GET'), 404)
+    const empty = await fetch(`${roomUrl}/${encodeURIComponent('notes/8')}`, {
+      method: 'POST',
+      headers: { 'x-collab-worker-secret': WORKER_SECRET },
+    })
+    assert.equal(empty.status, 413)
+    await empty.body?.cancel()
+
+    // the marker goes through the room after the refused pushes: once it is stored, they would be
+    client.doc.getText('content').insert(0, 'marker')
+    await waitFor(async () => (await storedText(manager, 'notes/8')) === 'marker')
+    assert.equal(client.doc.getText('content').toString(), 'marker')
+  })
+
+  test('a restore whose room cannot be reached answers E_COLLAB_ROOM and keeps the restored state', async ({
+    assert,
+    cleanup,
+  }) => {
+    const { manager } = await setup(cleanup, { startRoom: false })
+    const seed = new Y.Doc()
+    seed.getText('content').insert(0, 'kept')
+    await manager.persistDocument({ docName: 'notes/9', state: Y.encodeStateAsUpdate(seed) })
+    const version = await manager.createVersion({ docName: 'notes/9', createdBy: 'u1' })
+    seed.getText('content').insert(4, ' and changed')
+    await manager.persistDocument({ docName: 'notes/9', state: Y.encodeStateAsUpdate(seed) })
+
+    const error = await manager
+      .restoreVersion({ docName: 'notes/9', versionId: version.id, restoredBy: 'u1' })
+      .catch((caught) => caught)
+    assert.equal(error.code, 'E_COLLAB_ROOM')
+    assert.equal(error.status, 502)
+    assert.include(error.message, 'shows when the room next loads')
+    assert.equal(await storedText(manager, 'notes/9'), 'kept')
+  })
+
   test('the app refuses a worker with the wrong secret, and the room does not open empty', async ({
     assert,
     cleanup,
   }) => {
-    const { manager, base } = await setup(cleanup, 'not-the-worker-secret')
+    const { manager, base } = await setup(cleanup, { workerSecret: 'not-the-worker-secret' })
     const seed = new Y.Doc()
     seed.getText('content').insert(0, 'kept')
     await manager.persistDocument({ docName: 'notes/5', state: Y.encodeStateAsUpdate(seed) })

@@ -161,9 +161,16 @@ export class SelfHostedCollabTransport implements CollabTransport {
     return () => this.#listeners.delete(listener)
   }
 
-  /** Closes the socket now; the backoff reconnects it */
+  /**
+   * Drops the connection now and opens a new one. The old socket is let go
+   * at once rather than closed and waited for: a PartyServer room does not
+   * answer a close without a status code, and the browser would hold the
+   * socket (and the status) for its 30 s closing timeout.
+   */
   reconnect() {
-    this.provider.ws?.close()
+    if (this.#destroyed || this.#status === 'error') return
+    this.provider.disconnect()
+    this.provider.connect()
   }
 
   destroy() {
