@@ -13,6 +13,8 @@ import type {
   TokenUsage,
 } from './model/port.ts'
 import { UNKNOWN_USAGE } from './model/port.ts'
+import type { QuotaHold } from './quota/contract.ts'
+import { dayIn } from './quota/day.ts'
 import type { RunEventLog } from './run_log.ts'
 import type {
   MessageRow,
@@ -51,6 +53,8 @@ class QuotaExceededError extends Error {}
 interface StepBudget {
   used: number
   limit: number
+  /** The quota day, stamped once when the run starts: a run crossing midnight charges one day */
+  quotaDay: string
 }
 
 type ToolResult = { toolCallId: string; toolName: string; output: unknown }
@@ -104,7 +108,11 @@ export class TurnRunner {
     const { runId, thread, actor, agent, log, signal, store } = request
     const model = agent.model ?? this.#config.model.label
     // One budget for the run: an agent handed a task spends the steps of the turn's agent
-    const budget: StepBudget = { used: 0, limit: agent.maxSteps }
+    const budget: StepBudget = {
+      used: 0,
+      limit: agent.maxSteps,
+      quotaDay: dayIn(this.#config.quotaTimeZone),
+    }
     publishAgentEvent('run.started', {
       runId,
       threadId: thread.id,
@@ -155,7 +163,7 @@ export class TurnRunner {
 
       const followUps =
         this.#config.followUps && answer
-          ? await this.#followUps(request, messages, answer, budget.used + 1)
+          ? await this.#followUps(request, messages, answer, budget)
           : undefined
       await finish({ status: 'done' })
       log.append({ event: 'done', data: followUps ? { followUps } : {} })
@@ -224,7 +232,7 @@ export class TurnRunner {
 
     let ownSteps = 0
     while (ownSteps < agent.maxSteps && budget.used < budget.limit) {
-      const reservation = await this.#reserve(store, actor)
+      const reservation = await this.#reserve(actor, budget.quotaDay)
       ownSteps++
       budget.used++
       let text = ''
@@ -286,14 +294,16 @@ export class TurnRunner {
   }
 
   /**
-   * One model call: streams its events to `onEvent`, then releases the
-   * quota hold, charges what it used and writes its priced usage row, a
-   * failed call included.
+   * One model call: streams its events to `onEvent`, then ends the quota
+   * hold and writes its priced usage row, a failed call included. The hold
+   * is charged what the call used (the whole hold when the provider said
+   * nothing), and released only when the provider failed before streaming
+   * anything: then it generated nothing to bill.
    */
   async #callModel(
     turn: TurnRequest,
     agent: ResolvedAgent,
-    reservation: { day: string; tokens: number } | null,
+    reservation: QuotaHold | null,
     kind: UsageInput['kind'],
     step: number,
     request: Omit<ModelStepRequest, 'signal'>,
@@ -301,26 +311,22 @@ export class TurnRunner {
   ) {
     const { runId, thread, actor, store } = turn
     let usage: TokenUsage = UNKNOWN_USAGE
+    let streamed = false
+    let completed = false
     try {
       for await (const event of this.#config.model.streamStep({
         ...request,
         signal: turn.signal,
       })) {
+        streamed = true
         if (event.type === 'finish') usage = event.usage
         else onEvent(event)
       }
+      completed = true
     } finally {
-      if (reservation) {
-        // Unknown usage is charged as the whole reservation, never as zero
-        const used = usage.known
-          ? usage.uncachedInputTokens +
-            usage.cacheReadTokens +
-            usage.cacheWriteTokens +
-            usage.outputTokens +
-            usage.reasoningTokens
-          : reservation.tokens
-        await store.settleQuota(actor.id, reservation.day, reservation.tokens, used)
-      }
+      if (reservation)
+        await this.#endHold(reservation, usage, completed || streamed || turn.signal.aborted)
+
       const recorded = await store.recordUsage({
         ...usage,
         runId,
@@ -349,11 +355,17 @@ export class TurnRunner {
    * cannot hold it or a failed call leaves an empty list. A cancel still
    * aborts the run.
    */
-  async #followUps(turn: TurnRequest, history: ModelMessage[], answer: MessageRow, step: number) {
+  async #followUps(
+    turn: TurnRequest,
+    history: ModelMessage[],
+    answer: MessageRow,
+    budget: StepBudget
+  ) {
     const count = this.#config.followUps!.count
+    const step = budget.used + 1
     let followUps: string[] = []
     try {
-      const reservation = await this.#reserve(turn.store, turn.actor)
+      const reservation = await this.#reserve(turn.actor, budget.quotaDay)
       let text = ''
       const request = {
         system: FOLLOW_UPS_SYSTEM,
@@ -376,12 +388,28 @@ export class TurnRunner {
    * Holds the reservation of one model call, or throws when the budget
    * cannot; null when quotas are off.
    */
-  async #reserve(store: ThreadStore, actor: AgentActor) {
+  async #reserve(actor: AgentActor, day: string) {
     const quota = this.#config.quota
     if (!quota) return null
-    const day = today()
-    const held = await store.reserveQuota(actor.id, day, quota.reserveTokens, quota.limitTokens)
-    if (!held) throw new QuotaExceededError()
-    return { day, tokens: quota.reserveTokens }
+    const hold = await quota.store.reserve(actor.id, day, quota.reserveTokens)
+    if (!hold) throw new QuotaExceededError()
+    return hold
+  }
+
+  /**
+   * Charges a call's hold what it used (the whole hold when the provider
+   * reported nothing, never zero), or releases it when nothing was billed
+   */
+  async #endHold(hold: QuotaHold, usage: TokenUsage, billed: boolean) {
+    const store = this.#config.quota!.store
+    if (!billed && !usage.known) return store.release(hold)
+    const used = usage.known
+      ? usage.uncachedInputTokens +
+        usage.cacheReadTokens +
+        usage.cacheWriteTokens +
+        usage.outputTokens +
+        usage.reasoningTokens
+      : hold.tokens
+    await store.settle(hold, used)
   }
 }

@@ -7,6 +7,7 @@ import type { RedisRunSink } from './sink/redis.ts'
 import type { AgentSinkFactory } from './sinks.ts'
 import type { JsonSchema, ModelPort } from './model/port.ts'
 import type { AgentStore } from './store/contract.ts'
+import type { QuotaStore, QuotaStoreFactory } from './quota/contract.ts'
 
 /**
  * The acting actor of a request. `id` attributes threads, runs and usage;
@@ -202,12 +203,17 @@ export interface AgentConfigInput {
   durable?: boolean
   /** Only meaningful with `durable`; true without it stops the boot */
   dispatchedSteps?: boolean
-  /** A custom quota store (not built yet: setting it stops the boot) */
-  quota?: unknown
+  /**
+   * A quota store (`quotas.redis({ connection: 'main', limitTokens })`, or
+   * any `QuotaStore`); wins over `quotaLimitTokens`
+   */
+  quota?: QuotaStore | QuotaStoreFactory
   /** Daily token budget per actor, kept in the agent_quota table; omit to disable quotas */
   quotaLimitTokens?: number
   /** Tokens held from the budget while one model call runs (8 192) */
   quotaReserveTokens?: number
+  /** IANA time zone whose calendar day the quota counts ('UTC') */
+  quotaTimeZone?: string
   /** The governance API; not mounted when omitted */
   dashboard?: AgentDashboardConfig
   /**
@@ -285,7 +291,10 @@ export interface ResolvedAgentConfig {
   contributors: Array<(context: SystemPromptContext, app: ApplicationService) => Promise<string>>
   /** Follow-up questions after each answer; undefined when off */
   followUps?: { count: number }
-  quota?: { limitTokens: number; reserveTokens: number }
+  /** The daily budget; undefined when quotas are off */
+  quota?: { store: QuotaStore; reserveTokens: number }
+  /** The zone whose calendar day the quota counts */
+  quotaTimeZone: string
   dashboard?: {
     path: string
     middleware: AgentMiddleware[]

@@ -2,6 +2,7 @@ import type { LucidGovernanceQueries } from '../governance/queries.ts'
 import type { LucidInsightQueries } from '../governance/insights.ts'
 import type { ModelToolCall, TokenUsage } from '../model/port.ts'
 import type { PricePer1m } from '../pricing/money.ts'
+import type { QuotaStore } from '../quota/contract.ts'
 
 /** The reads of the governance API (the Lucid store provides them) */
 export type GovernanceQueries = {
@@ -256,14 +257,10 @@ export interface AgentStore {
   listUsage(runId: string): Promise<UsageRow[]>
 
   /**
-   * Holds `tokens` of the actor's daily budget for one model call: one
-   * conditional update, refused (false) when used + held + tokens > limit.
+   * The built-in daily budget `quotaLimitTokens` uses, kept by this store;
+   * without it only the `quota` option sets a budget
    */
-  reserveQuota(actorRef: string, day: string, tokens: number, limit: number): Promise<boolean>
-  /** Releases a reservation and charges what the call really used */
-  settleQuota(actorRef: string, day: string, reserved: number, used: number): Promise<void>
-  /** Tokens charged to the actor on that day */
-  quotaUsed(actorRef: string, day: string): Promise<number>
+  dailyQuota?(limitTokens: number): QuotaStore
 
   /** Checks at boot that the tables exist, naming the migration to run */
   assertReady(): Promise<void>
@@ -293,6 +290,4 @@ export type ThreadStore = Pick<
   | 'decideApproval'
   | 'recordUsage'
   | 'listUsage'
-  | 'reserveQuota'
-  | 'settleQuota'
 >
