@@ -22,7 +22,7 @@ async function addAgentsImportAlias(command: Configure) {
 }
 
 /**
- * The agent gateway publishes config/agent.ts, its thirteen migrations (once
+ * The agent gateway publishes config/agent.ts, its fourteen migrations (once
  * each, in foreign-key order; the narrow rollups after `agent_rollups`, whose
  * sums they start from), its provider, the `#agents/*` alias and
  * ANTHROPIC_API_KEY; configure installs or lists the AI SDK with the
@@ -53,6 +53,7 @@ export const agentInstaller: FeatureInstaller = {
       'runRollups',
       'errorRollups',
       'durationRollups',
+      'retryRollups',
     ] as const
     for (const [index, key] of order.entries()) {
       await publishMigrationOnce(command, codemods, stubsRoot, {

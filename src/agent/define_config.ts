@@ -340,7 +340,8 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       )
       const { AiSdkModel } = await import('./model/ai_sdk.ts')
       const languageModel = lazy ? await lazy.resolve() : (config.model as LanguageModel)
-      model = new AiSdkModel(languageModel, { maxRetries: modelMaxRetries })
+      // The gateway retries (and counts) failed calls itself: the SDK must not retry inside one
+      model = new AiSdkModel(languageModel, { maxRetries: 0 })
     }
     const store = await (config.store ?? stores.lucid())(app)
     if (Object.keys(pricing).length) {
@@ -378,6 +379,7 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       followUps,
       quota: quotaStore && { store: quotaStore, reserveTokens: quotaReserveTokens },
       quotaTimeZone,
+      modelMaxRetries: modelMaxRetries!,
     }
   })
 }

@@ -15,6 +15,7 @@ import type {
 import { UNKNOWN_USAGE } from './model/port.ts'
 import type { QuotaHold } from './quota/contract.ts'
 import { dayIn } from './quota/day.ts'
+import { isRetryable, retryDelayMs, waitUnlessAborted } from './model/retry.ts'
 import type { RunEventLog } from './run_log.ts'
 import type {
   MessageRow,
@@ -55,6 +56,8 @@ interface StepBudget {
   limit: number
   /** The quota day, stamped once when the run starts: a run crossing midnight charges one day */
   quotaDay: string
+  /** Model calls retried after the provider failed before streaming, over the run */
+  retries: number
 }
 
 type ToolResult = { toolCallId: string; toolName: string; output: unknown }
@@ -112,6 +115,7 @@ export class TurnRunner {
       used: 0,
       limit: agent.maxSteps,
       quotaDay: dayIn(this.#config.quotaTimeZone),
+      retries: 0,
     }
     publishAgentEvent('run.started', {
       runId,
@@ -120,8 +124,13 @@ export class TurnRunner {
       agentName: agent.name,
     })
     // The store records the end first, so a subscriber reading the run sees it finished
-    const finish = async (outcome: Omit<RunOutcome, 'model' | 'steps'>) => {
-      await store.finishRun(runId, { ...outcome, steps: budget.used, model })
+    const finish = async (outcome: Omit<RunOutcome, 'model' | 'steps' | 'retries'>) => {
+      await store.finishRun(runId, {
+        ...outcome,
+        steps: budget.used,
+        model,
+        retries: budget.retries,
+      })
       publishAgentEvent('run.finished', {
         runId,
         threadId: thread.id,
@@ -240,6 +249,7 @@ export class TurnRunner {
       try {
         await this.#callModel(
           turn,
+          budget,
           agent,
           reservation,
           'step',
@@ -302,6 +312,7 @@ export class TurnRunner {
    */
   async #callModel(
     turn: TurnRequest,
+    budget: StepBudget,
     agent: ResolvedAgent,
     reservation: QuotaHold | null,
     kind: UsageInput['kind'],
@@ -314,13 +325,29 @@ export class TurnRunner {
     let streamed = false
     let completed = false
     try {
-      for await (const event of this.#config.model.streamStep({
-        ...request,
-        signal: turn.signal,
-      })) {
-        streamed = true
-        if (event.type === 'finish') usage = event.usage
-        else onEvent(event)
+      for (let attempt = 0; ; attempt++) {
+        try {
+          for await (const event of this.#config.model.streamStep({
+            ...request,
+            signal: turn.signal,
+          })) {
+            streamed = true
+            if (event.type === 'finish') usage = event.usage
+            else onEvent(event)
+          }
+          break
+        } catch (error) {
+          // Only a call that streamed nothing can be sent again: the reader saw no part of it
+          const retry =
+            !streamed &&
+            !turn.signal.aborted &&
+            attempt < this.#config.modelMaxRetries &&
+            isRetryable(error)
+          if (!retry) throw error
+          await waitUnlessAborted(retryDelayMs(error, attempt), turn.signal)
+          budget.retries++
+          debug('run %s: model call retried (%d)', runId, attempt + 1)
+        }
       }
       completed = true
     } finally {
@@ -372,9 +399,18 @@ export class TurnRunner {
         messages: followUpMessages(history, count),
         tools: [],
       }
-      await this.#callModel(turn, turn.agent, reservation, 'follow_ups', step, request, (event) => {
-        if (event.type === 'text-delta') text += event.text
-      })
+      await this.#callModel(
+        turn,
+        budget,
+        turn.agent,
+        reservation,
+        'follow_ups',
+        step,
+        request,
+        (event) => {
+          if (event.type === 'text-delta') text += event.text
+        }
+      )
       followUps = parseFollowUps(text, count)
     } catch (error) {
       if (turn.signal.aborted) throw error

@@ -242,7 +242,10 @@ export interface AgentConfigInput {
    * row; `true` means 3
    */
   followUps?: boolean | { count: number }
-  /** Retries of a failed model call by the AI SDK (2) */
+  /**
+   * Retries of a model call that failed before streaming anything with a
+   * retryable error (429, 5xx, a refused connection), by the gateway (2)
+   */
   modelMaxRetries?: number
 }
 
@@ -291,6 +294,8 @@ export interface ResolvedAgentConfig {
   contributors: Array<(context: SystemPromptContext, app: ApplicationService) => Promise<string>>
   /** Follow-up questions after each answer; undefined when off */
   followUps?: { count: number }
+  /** Retries of a model call that failed retryably before streaming anything */
+  modelMaxRetries: number
   /** The daily budget; undefined when quotas are off */
   quota?: { store: QuotaStore; reserveTokens: number }
   /** The zone whose calendar day the quota counts */

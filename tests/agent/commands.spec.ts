@@ -28,7 +28,7 @@ test.group('Agent commands and configure', () => {
     await assert.fileContains(file, 'export default class BillingSupportAgent {')
   })
 
-  test('the installer publishes config/agent.ts, the thirteen migrations once, the provider and the env', async ({
+  test('the installer publishes config/agent.ts, the fourteen migrations once, the provider and the env', async ({
     assert,
     fs,
   }) => {
@@ -44,7 +44,7 @@ test.group('Agent commands and configure', () => {
     assert.notMatch(published, /from '@ai-sdk\//)
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 13, JSON.stringify(files))
+    assert.lengthOf(files, 14, JSON.stringify(files))
     const tables = [
       'agent_threads',
       'agent_messages',
@@ -59,6 +59,7 @@ test.group('Agent commands and configure', () => {
       'agent_run_rollups',
       'agent_error_rollups',
       'agent_duration_rollups',
+      'agent_retry_rollups',
     ]
     // Sorted by name the timestamps keep foreign keys after the tables they point to
     assert.deepEqual(
@@ -73,7 +74,7 @@ test.group('Agent commands and configure', () => {
     assert.equal(manifest.imports['#agents/*'], './app/agents/*.js')
   })
 
-  test('an app upgrading from the eight migrations gets only the five narrow rollup migrations', async ({
+  test('an app upgrading from the eight migrations gets only the six it lacks: the narrow rollups and the retry rollups', async ({
     assert,
     fs,
   }) => {
@@ -95,7 +96,7 @@ test.group('Agent commands and configure', () => {
     await agentInstaller.install(command, await command.createCodemods())
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 13, JSON.stringify(files))
+    assert.lengthOf(files, 14, JSON.stringify(files))
     // The existing files are kept as they were; the new ones sort after them
     assert.equal(
       await fs.contents('database/migrations/1007_create_agent_rollups_table.ts'),
@@ -109,6 +110,7 @@ test.group('Agent commands and configure', () => {
         'agent_run_rollups',
         'agent_error_rollups',
         'agent_duration_rollups',
+        'agent_retry_rollups',
       ]
     )
   })

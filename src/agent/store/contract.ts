@@ -72,6 +72,8 @@ export interface RunRow {
   status: RunStatus
   errorCode: string | null
   steps: number
+  /** Model calls of the run the gateway sent again after a retryable failure */
+  retries: number
   createdAt: Date | null
   finishedAt: Date | null
   durationMs: number | null
@@ -131,10 +133,14 @@ export interface RunOutcome {
   steps: number
   /** The model label the run's usage rows carry: the key of its rollup */
   model: string
+  /** Model calls retried during the run (0 when omitted) */
+  retries?: number
 }
 
 /** How a transient run ended, as its rollups count it */
-export type RunEnd = Pick<RunOutcome, 'status' | 'errorCode'> & { durationMs: number | null }
+export type RunEnd = Pick<RunOutcome, 'status' | 'errorCode' | 'retries'> & {
+  durationMs: number | null
+}
 
 /** A tool call as a transient thread keeps it, with the times its row will carry */
 export interface TransientToolCall extends ToolCallRow {

@@ -119,6 +119,7 @@ export class TransientThread implements ThreadStore {
       status: 'running',
       errorCode: null,
       steps: 0,
+      retries: 0,
       createdAt: new Date(),
       finishedAt: null,
       durationMs: null,
@@ -133,6 +134,7 @@ export class TransientThread implements ThreadStore {
       status: outcome.status,
       errorCode: outcome.errorCode ?? null,
       steps: outcome.steps,
+      retries: outcome.retries ?? 0,
       finishedAt,
       durationMs: run.createdAt
         ? Math.max(0, finishedAt.getTime() - run.createdAt.getTime())
@@ -140,7 +142,12 @@ export class TransientThread implements ThreadStore {
     })
     await this.#rows.countRunEnd(
       { actorRef: run.actorRef, agentName: run.agentName, model: outcome.model },
-      { status: outcome.status, errorCode: outcome.errorCode ?? null, durationMs: run.durationMs }
+      {
+        status: outcome.status,
+        errorCode: outcome.errorCode ?? null,
+        durationMs: run.durationMs,
+        retries: run.retries,
+      }
     )
   }
 
