@@ -15,7 +15,8 @@ import type {
 import { UNKNOWN_USAGE } from './model/port.ts'
 import type { QuotaHold } from './quota/contract.ts'
 import { dayIn } from './quota/day.ts'
-import { isRetryable, retryDelayMs, waitUnlessAborted } from './model/retry.ts'
+import { streamWithRetries } from './model/retry.ts'
+import { QuotaExceededError, endHold, holdQuota } from './quota/holds.ts'
 import type { RunEventLog } from './run_log.ts'
 import type {
   MessageRow,
@@ -46,9 +47,6 @@ export interface TurnRequest {
 export function today() {
   return new Date().toISOString().slice(0, 10)
 }
-
-/** The actor's daily budget cannot hold another model call */
-class QuotaExceededError extends Error {}
 
 /** The model steps of one run: the turn's agent and the agents it hands off to share them */
 interface StepBudget {
@@ -241,7 +239,7 @@ export class TurnRunner {
 
     let ownSteps = 0
     while (ownSteps < agent.maxSteps && budget.used < budget.limit) {
-      const reservation = await this.#reserve(actor, budget.quotaDay)
+      const reservation = await holdQuota(this.#config.quota, actor.id, budget.quotaDay)
       ownSteps++
       budget.used++
       let text = ''
@@ -304,11 +302,9 @@ export class TurnRunner {
   }
 
   /**
-   * One model call: streams its events to `onEvent`, then ends the quota
-   * hold and writes its priced usage row, a failed call included. The hold
-   * is charged what the call used (the whole hold when the provider said
-   * nothing), and released only when the provider failed before streaming
-   * anything: then it generated nothing to bill.
+   * One model call, retried while it streamed nothing: streams its events
+   * to `onEvent`, then ends the quota hold and writes its priced usage row,
+   * a failed call included.
    */
   async #callModel(
     turn: TurnRequest,
@@ -323,37 +319,26 @@ export class TurnRunner {
     const { runId, thread, actor, store } = turn
     let usage: TokenUsage = UNKNOWN_USAGE
     let streamed = false
-    let completed = false
     try {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          for await (const event of this.#config.model.streamStep({
-            ...request,
-            signal: turn.signal,
-          })) {
+      await streamWithRetries(
+        this.#config.model,
+        { ...request, signal: turn.signal },
+        {
+          maxRetries: this.#config.modelMaxRetries,
+          onEvent: (event) => {
             streamed = true
             if (event.type === 'finish') usage = event.usage
             else onEvent(event)
-          }
-          break
-        } catch (error) {
-          // Only a call that streamed nothing can be sent again: the reader saw no part of it
-          const retry =
-            !streamed &&
-            !turn.signal.aborted &&
-            attempt < this.#config.modelMaxRetries &&
-            isRetryable(error)
-          if (!retry) throw error
-          await waitUnlessAborted(retryDelayMs(error, attempt), turn.signal)
-          budget.retries++
-          debug('run %s: model call retried (%d)', runId, attempt + 1)
+          },
+          onRetry: (attempt) => {
+            budget.retries++
+            debug('run %s: model call retried (%d)', runId, attempt)
+          },
         }
-      }
-      completed = true
+      )
     } finally {
-      if (reservation)
-        await this.#endHold(reservation, usage, completed || streamed || turn.signal.aborted)
-
+      // Nothing streamed and no cancel: the provider refused the call and billed nothing
+      await endHold(this.#config.quota, reservation, usage, streamed || turn.signal.aborted)
       const recorded = await store.recordUsage({
         ...usage,
         runId,
@@ -389,28 +374,20 @@ export class TurnRunner {
     budget: StepBudget
   ) {
     const count = this.#config.followUps!.count
-    const step = budget.used + 1
     let followUps: string[] = []
     try {
-      const reservation = await this.#reserve(turn.actor, budget.quotaDay)
+      const reservation = await holdQuota(this.#config.quota, turn.actor.id, budget.quotaDay)
       let text = ''
       const request = {
         system: FOLLOW_UPS_SYSTEM,
         messages: followUpMessages(history, count),
         tools: [],
       }
-      await this.#callModel(
-        turn,
-        budget,
-        turn.agent,
-        reservation,
-        'follow_ups',
-        step,
-        request,
-        (event) => {
-          if (event.type === 'text-delta') text += event.text
-        }
-      )
+      const collect = (event: { type: string; text?: string }) => {
+        if (event.type === 'text-delta') text += event.text
+      }
+      const call = [turn.agent, reservation, 'follow_ups', budget.used + 1] as const
+      await this.#callModel(turn, budget, ...call, request, collect)
       followUps = parseFollowUps(text, count)
     } catch (error) {
       if (turn.signal.aborted) throw error
@@ -418,34 +395,5 @@ export class TurnRunner {
     }
     await turn.store.setFollowUps(answer.id, followUps)
     return followUps
-  }
-
-  /**
-   * Holds the reservation of one model call, or throws when the budget
-   * cannot; null when quotas are off.
-   */
-  async #reserve(actor: AgentActor, day: string) {
-    const quota = this.#config.quota
-    if (!quota) return null
-    const hold = await quota.store.reserve(actor.id, day, quota.reserveTokens)
-    if (!hold) throw new QuotaExceededError()
-    return hold
-  }
-
-  /**
-   * Charges a call's hold what it used (the whole hold when the provider
-   * reported nothing, never zero), or releases it when nothing was billed
-   */
-  async #endHold(hold: QuotaHold, usage: TokenUsage, billed: boolean) {
-    const store = this.#config.quota!.store
-    if (!billed && !usage.known) return store.release(hold)
-    const used = usage.known
-      ? usage.uncachedInputTokens +
-        usage.cacheReadTokens +
-        usage.cacheWriteTokens +
-        usage.outputTokens +
-        usage.reasoningTokens
-      : hold.tokens
-    await store.settle(hold, used)
   }
 }

@@ -5,6 +5,7 @@
  * sets on 408, 409, 429, 5xx and refused connections; a custom `ModelPort`
  * can throw such an error too).
  */
+import type { ModelPort, ModelStepEvent, ModelStepRequest } from './port.ts'
 
 /** The first wait; each retry doubles it (the AI SDK's own schedule) */
 const INITIAL_DELAY_MS = 2000
@@ -63,4 +64,38 @@ export function waitUnlessAborted(ms: number, signal: AbortSignal) {
     }, ms)
     signal.addEventListener('abort', onAbort, { once: true })
   })
+}
+
+/**
+ * Streams one model call, sending it again (up to `maxRetries` times) when
+ * it failed retryably before yielding anything. Every event goes to
+ * `onEvent`; `onRetry` is told each time the call is sent again. Throws the
+ * last failure, or the signal's reason on abort.
+ */
+export async function streamWithRetries(
+  model: ModelPort,
+  request: ModelStepRequest,
+  options: {
+    maxRetries: number
+    onEvent(event: ModelStepEvent): void
+    onRetry(attempt: number): void
+  }
+) {
+  let streamed = false
+  for (let attempt = 0; ; attempt++) {
+    try {
+      for await (const event of model.streamStep(request)) {
+        streamed = true
+        options.onEvent(event)
+      }
+      return
+    } catch (error) {
+      // Only a call that streamed nothing can be sent again: the reader saw no part of it
+      const retry =
+        !streamed && !request.signal.aborted && attempt < options.maxRetries && isRetryable(error)
+      if (!retry) throw error
+      await waitUnlessAborted(retryDelayMs(error, attempt), request.signal)
+      options.onRetry(attempt + 1)
+    }
+  }
 }
