@@ -31,6 +31,33 @@ class RecordingQuota implements QuotaStore {
   }
 }
 
+/**
+ * Moves the process clock forward (`new Date()` and `Date.now()`) until the
+ * test ends: a run can be made to cross midnight without waiting for it.
+ */
+function movableClock(cleanup: (fn: () => void) => void) {
+  const RealDate = Date
+  let offsetMs = 0
+  class MovedDate extends RealDate {
+    constructor(...args: any[]) {
+      if (args.length === 0) super(RealDate.now() + offsetMs)
+      else super(...(args as [any]))
+    }
+    static now() {
+      return RealDate.now() + offsetMs
+    }
+  }
+  globalThis.Date = MovedDate as DateConstructor
+  cleanup(() => {
+    globalThis.Date = RealDate
+  })
+  return {
+    advance(ms: number) {
+      offsetMs += ms
+    },
+  }
+}
+
 test.group('Agent daily quota', () => {
   test('a turn the budget cannot hold ends with event error quota_exceeded before any model call', async ({
     assert,
@@ -116,6 +143,45 @@ test.group('Agent daily quota', () => {
       [[expectedDay, 15]]
     )
     assert.deepEqual(await bodyOf(await app.request('GET', '/quota/today')), { usedTokens: 15 })
+  })
+
+  test('a run crossing midnight charges the day it started, for every call', async ({
+    assert,
+    cleanup,
+  }) => {
+    const clock = movableClock(cleanup)
+    const quota = new RecordingQuota(1000)
+    const app = await agentApp({
+      config: {
+        quota,
+        quotaReserveTokens: 40,
+        tools: [
+          {
+            spec: { name: 'wait', description: 'Waits a day', roles: ['ADMIN'], inputSchema: {} },
+            // The tool runs between the two model calls of the turn: a day passes
+            handler: () => {
+              clock.advance(86_400_000)
+              return { waited: true }
+            },
+          },
+        ],
+      },
+    })
+    app.fake.reply({ toolCalls: [{ id: 'call-1', name: 'wait', input: {} }] }, { text: ['done'] })
+    const startDay = new Date().toISOString().slice(0, 10)
+    const { sse } = await app.chat({ message: 'wait a day' })
+    assert.deepEqual(deltasOf(await sse.rest()), ['done'])
+    const nextDay = new Date().toISOString().slice(0, 10)
+    assert.notEqual(nextDay, startDay)
+    assert.deepEqual(quota.calls, [
+      `reserve alice ${startDay} 40`,
+      `settle ${startDay} 15`,
+      `reserve alice ${startDay} 40`,
+      `settle ${startDay} 15`,
+    ])
+    // Today is the next day now: nothing was charged to it
+    assert.deepEqual(await bodyOf(await app.request('GET', '/quota/today')), { usedTokens: 0 })
+    assert.equal(await quota.used('alice', startDay), 30)
   })
 
   test('a custom quota store wins over quotaLimitTokens: every call of a run holds the same day, a refused provider call is released', async ({
