@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { quotas } from '../../src/agent/main.ts'
 import type { QuotaHold, QuotaStore } from '../../src/agent/main.ts'
 import { agentApp, bodyOf, deltasOf, runStatus } from './helpers.ts'
 import { RACE_RESERVE, fiftyConcurrentTurns } from './quota_race.ts'
@@ -143,6 +144,30 @@ test.group('Agent daily quota', () => {
       [[expectedDay, 15]]
     )
     assert.deepEqual(await bodyOf(await app.request('GET', '/quota/today')), { usedTokens: 15 })
+  })
+
+  test('quotas.lucid() keeps its own limit in agent_quota and wins over quotaLimitTokens', async ({
+    assert,
+  }) => {
+    const app = await agentApp({
+      config: {
+        quota: quotas.lucid({ limitTokens: 20 }),
+        quotaLimitTokens: 1_000_000,
+        quotaReserveTokens: 10,
+      },
+    })
+    app.fake.reply({ text: ['first'] }, { text: ['never'] })
+    const first = await app.chat({ message: 'one' })
+    assert.deepEqual(deltasOf(await first.sse.rest()), ['first'])
+    // 15 used + 10 held would pass 20
+    const second = await app.chat({ message: 'two' })
+    const frames = await second.sse.rest()
+    assert.equal(frames.at(-1)?.data.code, 'quota_exceeded')
+    const rows = await app.db.from('agent_quota').where('actor_ref', 'alice')
+    assert.deepEqual(
+      rows.map((row) => [Number(row.used_tokens), Number(row.reserved_tokens)]),
+      [[15, 0]]
+    )
   })
 
   test('a run crossing midnight charges the day it started, for every call', async ({
