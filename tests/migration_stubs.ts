@@ -37,6 +37,7 @@ export const MIGRATION_STUBS = {
     'agent_run_rollups',
     'agent_error_rollups',
     'agent_duration_rollups',
+    'agent_retry_rollups',
     'agent_messages_attachments',
   ],
 } as const

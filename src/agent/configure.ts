@@ -22,7 +22,7 @@ async function addAgentsImportAlias(command: Configure) {
 }
 
 /**
- * The agent gateway publishes config/agent.ts, its thirteen table migrations
+ * The agent gateway publishes config/agent.ts, its fourteen table migrations
  * (once each, in foreign-key order; the narrow rollups after `agent_rollups`,
  * whose sums they start from) and the one adding `agent_messages.attachments`,
  * its provider, the `#agents/*` alias and
@@ -54,6 +54,7 @@ export const agentInstaller: FeatureInstaller = {
       'runRollups',
       'errorRollups',
       'durationRollups',
+      'retryRollups',
     ] as const
     for (const [index, key] of order.entries()) {
       await publishMigrationOnce(command, codemods, stubsRoot, {

@@ -1,6 +1,6 @@
 import { configProvider } from '@adonisjs/core'
 import type { HttpContext } from '@adonisjs/core/http'
-import type { ConfigProvider } from '@adonisjs/core/types'
+import type { ApplicationService, ConfigProvider } from '@adonisjs/core/types'
 import type { Database } from '@adonisjs/lucid/database'
 import type { LanguageModel } from 'ai'
 import { assertPackagesInstalled } from '../shared/optional_import.ts'
@@ -13,6 +13,9 @@ import { AgentConfigException } from './errors.ts'
 import { isLazyModel } from './model/lazy.ts'
 import { isModelPort } from './model/port.ts'
 import { resolvePricing } from './pricing/config.ts'
+import { isQuotaStore, type QuotaStore } from './quota/contract.ts'
+import { assertTimeZone } from './quota/day.ts'
+import type { AgentStore } from './store/contract.ts'
 import { resolveContributors } from './prompt.ts'
 import { sinks } from './sinks.ts'
 import { resolveTool } from './tools.ts'
@@ -161,6 +164,34 @@ function resolveDashboard(dashboard: AgentConfigInput['dashboard']) {
 }
 
 /**
+ * The daily budget: the `quota` option wins; else `quotaLimitTokens` in the
+ * store's own table; else none.
+ */
+async function resolveQuotaStore(
+  app: ApplicationService,
+  quota: AgentConfigInput['quota'],
+  limitTokens: number | undefined,
+  store: AgentStore
+): Promise<QuotaStore | undefined> {
+  if (quota !== undefined) {
+    const built = typeof quota === 'function' ? await quota(app) : quota
+    if (!isQuotaStore(built)) {
+      throw new AgentConfigException(
+        `The "quota" factory in ${FILE} did not return a quota store (an object with reserve, settle, release and used)`
+      )
+    }
+    return built
+  }
+  if (limitTokens === undefined) return undefined
+  if (!store.dailyQuota) {
+    throw new AgentConfigException(
+      `"quotaLimitTokens" in ${FILE} needs a store that keeps quotas, such as stores.lucid(). Set "quota" to a quota store (quotas.redis(...)) or remove quotaLimitTokens`
+    )
+  }
+  return store.dailyQuota(limitTokens)
+}
+
+/**
  * Validates `config/agent.ts`. What needs the container (the AI SDK check,
  * Lucid's db) resolves when the provider reads the config.
  */
@@ -188,13 +219,18 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       `"durable: true" in ${FILE} needs the durable module and a configured durable engine, which this version of adonis-atrium does not include. Remove durable (and dispatchedSteps)`
     )
   }
-  if (config.quota !== undefined) {
+  if (
+    config.quota !== undefined &&
+    typeof config.quota !== 'function' &&
+    !isQuotaStore(config.quota)
+  ) {
     throw new AgentConfigException(
-      `"quota" in ${FILE} is not available in this version of adonis-atrium: custom quota stores are not built yet. Use quotaLimitTokens (the built-in daily budget) or remove the option`
+      `Invalid "quota" in ${FILE}: expected quotas.redis({ connection: 'main', limitTokens }), quotas.lucid({ limitTokens }) or an object with reserve, settle, release and used`
     )
   }
   const quotaLimitTokens = positiveInteger('quotaLimitTokens', config.quotaLimitTokens)
   const quotaReserveTokens = positiveInteger('quotaReserveTokens', config.quotaReserveTokens, 8192)!
+  const quotaTimeZone = assertTimeZone(config.quotaTimeZone ?? 'UTC', 'quotaTimeZone', FILE)
   const path = (config.path ?? 'agent').replace(/^\/+|\/+$/g, '')
   if (!/^[a-zA-Z0-9_\-/]+$/.test(path)) {
     throw new AgentConfigException(
@@ -308,7 +344,8 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       )
       const { AiSdkModel } = await import('./model/ai_sdk.ts')
       const languageModel = lazy ? await lazy.resolve() : (config.model as LanguageModel)
-      model = new AiSdkModel(languageModel, { maxRetries: modelMaxRetries })
+      // The gateway retries (and counts) failed calls itself: the SDK must not retry inside one
+      model = new AiSdkModel(languageModel, { maxRetries: 0 })
     }
     const store = await (config.store ?? stores.lucid())(app)
     if (Object.keys(pricing).length) {
@@ -319,6 +356,7 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       }
       store.pricing.useDefaults(pricing)
     }
+    const quotaStore = await resolveQuotaStore(app, config.quota, quotaLimitTokens, store)
     const sink = await (config.sink ?? sinks.memory())(app, {
       maxFrames: sse.maxFramesPerRun,
       retainFinishedMs: sse.retainFinishedMs,
@@ -345,10 +383,9 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       followUps,
       attachments: await attachments(app),
       retrieval,
-      quota:
-        quotaLimitTokens === undefined
-          ? undefined
-          : { limitTokens: quotaLimitTokens, reserveTokens: quotaReserveTokens },
+      quota: quotaStore && { store: quotaStore, reserveTokens: quotaReserveTokens },
+      quotaTimeZone,
+      modelMaxRetries: modelMaxRetries!,
     }
   })
 }

@@ -23,6 +23,9 @@ export type {
   Retriever,
 } from './retrieval.ts'
 export type { AgentSinkFactory, RedisSinkConfig } from './sinks.ts'
+export { quotas } from './quotas.ts'
+export type { RedisQuotaConfig } from './quotas.ts'
+export type { QuotaHold, QuotaStore, QuotaStoreFactory } from './quota/contract.ts'
 export type { LazyModel, ProviderSettings } from './model/lazy.ts'
 export { LucidAgentStore, AGENT_TABLES } from './store/lucid.ts'
 export * as errors from './errors.ts'

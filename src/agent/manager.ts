@@ -376,6 +376,7 @@ export class AgentManager {
       await this.config.sink.flush()
       this.config.sink.close()
     }
+    await this.config.quota?.store.close?.()
     for (const timer of this.#timers) clearTimeout(timer)
     this.#timers.clear()
     this.#runs.clear()

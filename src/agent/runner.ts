@@ -15,6 +15,10 @@ import type {
   TokenUsage,
 } from './model/port.ts'
 import { UNKNOWN_USAGE } from './model/port.ts'
+import type { QuotaHold } from './quota/contract.ts'
+import { dayIn } from './quota/day.ts'
+import { streamWithRetries } from './model/retry.ts'
+import { QuotaExceededError, endHold, holdQuota } from './quota/holds.ts'
 import type { RunEventLog } from './run_log.ts'
 import type {
   MessageRow,
@@ -46,13 +50,14 @@ export function today() {
   return new Date().toISOString().slice(0, 10)
 }
 
-/** The actor's daily budget cannot hold another model call */
-class QuotaExceededError extends Error {}
-
 /** The model steps of one run: the turn's agent and the agents it hands off to share them */
 interface StepBudget {
   used: number
   limit: number
+  /** The quota day, stamped once when the run starts: a run crossing midnight charges one day */
+  quotaDay: string
+  /** Model calls retried after the provider failed before streaming, over the run */
+  retries: number
 }
 
 type ToolResult = { toolCallId: string; toolName: string; output: unknown }
@@ -108,7 +113,12 @@ export class TurnRunner {
     const { runId, thread, actor, agent, log, signal, store } = request
     const model = agent.model ?? this.#config.model.label
     // One budget for the run: an agent handed a task spends the steps of the turn's agent
-    const budget: StepBudget = { used: 0, limit: agent.maxSteps }
+    const budget: StepBudget = {
+      used: 0,
+      limit: agent.maxSteps,
+      quotaDay: dayIn(this.#config.quotaTimeZone),
+      retries: 0,
+    }
     publishAgentEvent('run.started', {
       runId,
       threadId: thread.id,
@@ -116,8 +126,13 @@ export class TurnRunner {
       agentName: agent.name,
     })
     // The store records the end first, so a subscriber reading the run sees it finished
-    const finish = async (outcome: Omit<RunOutcome, 'model' | 'steps'>) => {
-      await store.finishRun(runId, { ...outcome, steps: budget.used, model })
+    const finish = async (outcome: Omit<RunOutcome, 'model' | 'steps' | 'retries'>) => {
+      await store.finishRun(runId, {
+        ...outcome,
+        steps: budget.used,
+        model,
+        retries: budget.retries,
+      })
       publishAgentEvent('run.finished', {
         runId,
         threadId: thread.id,
@@ -167,7 +182,7 @@ export class TurnRunner {
 
       const followUps =
         this.#config.followUps && answer
-          ? await this.#followUps(request, messages, answer, budget.used + 1)
+          ? await this.#followUps(request, messages, answer, budget)
           : undefined
       await finish({ status: 'done' })
       log.append({ event: 'done', data: followUps ? { followUps } : {} })
@@ -241,7 +256,7 @@ export class TurnRunner {
 
     let ownSteps = 0
     while (ownSteps < agent.maxSteps && budget.used < budget.limit) {
-      const reservation = await this.#reserve(store, actor)
+      const reservation = await holdQuota(this.#config.quota, actor.id, budget.quotaDay)
       ownSteps++
       budget.used++
       let text = ''
@@ -249,6 +264,7 @@ export class TurnRunner {
       try {
         await this.#callModel(
           turn,
+          budget,
           agent,
           reservation,
           'step',
@@ -303,14 +319,15 @@ export class TurnRunner {
   }
 
   /**
-   * One model call: streams its events to `onEvent`, then releases the
-   * quota hold, charges what it used and writes its priced usage row, a
-   * failed call included.
+   * One model call, retried while it streamed nothing: streams its events
+   * to `onEvent`, then ends the quota hold and writes its priced usage row,
+   * a failed call included.
    */
   async #callModel(
     turn: TurnRequest,
+    budget: StepBudget,
     agent: ResolvedAgent,
-    reservation: { day: string; tokens: number } | null,
+    reservation: QuotaHold | null,
     kind: UsageInput['kind'],
     step: number,
     request: Omit<ModelStepRequest, 'signal'>,
@@ -318,26 +335,27 @@ export class TurnRunner {
   ) {
     const { runId, thread, actor, store } = turn
     let usage: TokenUsage = UNKNOWN_USAGE
+    let streamed = false
     try {
-      for await (const event of this.#config.model.streamStep({
-        ...request,
-        signal: turn.signal,
-      })) {
-        if (event.type === 'finish') usage = event.usage
-        else onEvent(event)
-      }
+      await streamWithRetries(
+        this.#config.model,
+        { ...request, signal: turn.signal },
+        {
+          maxRetries: this.#config.modelMaxRetries,
+          onEvent: (event) => {
+            streamed = true
+            if (event.type === 'finish') usage = event.usage
+            else onEvent(event)
+          },
+          onRetry: (attempt) => {
+            budget.retries++
+            debug('run %s: model call retried (%d)', runId, attempt)
+          },
+        }
+      )
     } finally {
-      if (reservation) {
-        // Unknown usage is charged as the whole reservation, never as zero
-        const used = usage.known
-          ? usage.uncachedInputTokens +
-            usage.cacheReadTokens +
-            usage.cacheWriteTokens +
-            usage.outputTokens +
-            usage.reasoningTokens
-          : reservation.tokens
-        await store.settleQuota(actor.id, reservation.day, reservation.tokens, used)
-      }
+      // Nothing streamed and no cancel: the provider refused the call and billed nothing
+      await endHold(this.#config.quota, reservation, usage, streamed || turn.signal.aborted)
       const recorded = await store.recordUsage({
         ...usage,
         runId,
@@ -366,20 +384,27 @@ export class TurnRunner {
    * cannot hold it or a failed call leaves an empty list. A cancel still
    * aborts the run.
    */
-  async #followUps(turn: TurnRequest, history: ModelMessage[], answer: MessageRow, step: number) {
+  async #followUps(
+    turn: TurnRequest,
+    history: ModelMessage[],
+    answer: MessageRow,
+    budget: StepBudget
+  ) {
     const count = this.#config.followUps!.count
     let followUps: string[] = []
     try {
-      const reservation = await this.#reserve(turn.store, turn.actor)
+      const reservation = await holdQuota(this.#config.quota, turn.actor.id, budget.quotaDay)
       let text = ''
       const request = {
         system: FOLLOW_UPS_SYSTEM,
         messages: followUpMessages(history, count),
         tools: [],
       }
-      await this.#callModel(turn, turn.agent, reservation, 'follow_ups', step, request, (event) => {
+      const collect = (event: { type: string; text?: string }) => {
         if (event.type === 'text-delta') text += event.text
-      })
+      }
+      const call = [turn.agent, reservation, 'follow_ups', budget.used + 1] as const
+      await this.#callModel(turn, budget, ...call, request, collect)
       followUps = parseFollowUps(text, count)
     } catch (error) {
       if (turn.signal.aborted) throw error
@@ -387,18 +412,5 @@ export class TurnRunner {
     }
     await turn.store.setFollowUps(answer.id, followUps)
     return followUps
-  }
-
-  /**
-   * Holds the reservation of one model call, or throws when the budget
-   * cannot; null when quotas are off.
-   */
-  async #reserve(store: ThreadStore, actor: AgentActor) {
-    const quota = this.#config.quota
-    if (!quota) return null
-    const day = today()
-    const held = await store.reserveQuota(actor.id, day, quota.reserveTokens, quota.limitTokens)
-    if (!held) throw new QuotaExceededError()
-    return { day, tokens: quota.reserveTokens }
   }
 }

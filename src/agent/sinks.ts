@@ -34,11 +34,15 @@ export interface RedisSinkConfig {
   leaseMs?: number
 }
 
-/** The ioredis client of a named `@adonisjs/redis` connection */
-async function adonisRedis(app: ApplicationService, name: string): Promise<Redis> {
+/** The ioredis client of a named `@adonisjs/redis` connection; `helper` names the option asking */
+export async function adonisRedis(
+  app: ApplicationService,
+  name: string,
+  helper = 'sinks.redis'
+): Promise<Redis> {
   if (!app.container.hasBinding('redis' as any)) {
     throw new AgentConfigException(
-      `sinks.redis({ connection: '${name}' }) in ${FILE} needs @adonisjs/redis: run "node ace add @adonisjs/redis", or pass { url } instead`
+      `${helper}({ connection: '${name}' }) in ${FILE} needs @adonisjs/redis: run "node ace add @adonisjs/redis", or pass { url } instead`
     )
   }
   const manager: any = await app.container.make('redis' as any)

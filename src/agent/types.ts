@@ -9,6 +9,7 @@ import type { JsonSchema, ModelPort } from './model/port.ts'
 import type { AgentStore } from './store/contract.ts'
 import type { AgentAttachmentsConfig, ResolvedAttachments } from './attachments/config.ts'
 import type { AgentRetrievalConfig, ResolvedRetrieval } from './retrieval.ts'
+import type { QuotaStore, QuotaStoreFactory } from './quota/contract.ts'
 
 /**
  * The acting actor of a request. `id` attributes threads, runs and usage;
@@ -204,12 +205,17 @@ export interface AgentConfigInput {
   durable?: boolean
   /** Only meaningful with `durable`; true without it stops the boot */
   dispatchedSteps?: boolean
-  /** A custom quota store (not built yet: setting it stops the boot) */
-  quota?: unknown
+  /**
+   * A quota store (`quotas.redis({ connection: 'main', limitTokens })`, or
+   * any `QuotaStore`); wins over `quotaLimitTokens`
+   */
+  quota?: QuotaStore | QuotaStoreFactory
   /** Daily token budget per actor, kept in the agent_quota table; omit to disable quotas */
   quotaLimitTokens?: number
   /** Tokens held from the budget while one model call runs (8 192) */
   quotaReserveTokens?: number
+  /** IANA time zone whose calendar day the quota counts ('UTC') */
+  quotaTimeZone?: string
   /** The governance API; not mounted when omitted */
   dashboard?: AgentDashboardConfig
   /**
@@ -238,7 +244,10 @@ export interface AgentConfigInput {
    * row; `true` means 3
    */
   followUps?: boolean | { count: number }
-  /** Retries of a failed model call by the AI SDK (2) */
+  /**
+   * Retries of a model call that failed before streaming anything with a
+   * retryable error (429, 5xx, a refused connection), by the gateway (2)
+   */
   modelMaxRetries?: number
   /**
    * Files on chat messages (`attachments` of the chat body) and the upload
@@ -298,7 +307,12 @@ export interface ResolvedAgentConfig {
   attachments: ResolvedAttachments
   /** Retrieval before each turn; undefined when off */
   retrieval?: ResolvedRetrieval
-  quota?: { limitTokens: number; reserveTokens: number }
+  /** Retries of a model call that failed retryably before streaming anything */
+  modelMaxRetries: number
+  /** The daily budget; undefined when quotas are off */
+  quota?: { store: QuotaStore; reserveTokens: number }
+  /** The zone whose calendar day the quota counts */
+  quotaTimeZone: string
   dashboard?: {
     path: string
     middleware: AgentMiddleware[]

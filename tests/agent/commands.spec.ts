@@ -28,7 +28,7 @@ test.group('Agent commands and configure', () => {
     await assert.fileContains(file, 'export default class BillingSupportAgent {')
   })
 
-  test('the installer publishes config/agent.ts, the fourteen migrations once, the provider and the env', async ({
+  test('the installer publishes config/agent.ts, the fifteen migrations once, the provider and the env', async ({
     assert,
     fs,
   }) => {
@@ -44,7 +44,7 @@ test.group('Agent commands and configure', () => {
     assert.notMatch(published, /from '@ai-sdk\//)
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 14, JSON.stringify(files))
+    assert.lengthOf(files, 15, JSON.stringify(files))
     const tables = [
       'agent_threads',
       'agent_messages',
@@ -59,6 +59,7 @@ test.group('Agent commands and configure', () => {
       'agent_run_rollups',
       'agent_error_rollups',
       'agent_duration_rollups',
+      'agent_retry_rollups',
       'agent_messages_attachments',
     ]
     // Sorted by name the timestamps keep foreign keys after the tables they point to
@@ -78,7 +79,7 @@ test.group('Agent commands and configure', () => {
     assert.equal(manifest.imports['#agents/*'], './app/agents/*.js')
   })
 
-  test('an app upgrading from the eight migrations gets the five narrow rollups and the attachments column', async ({
+  test('an app upgrading from the eight migrations gets only the seven it lacks: the narrow rollups, the attachments column and the retry rollups', async ({
     assert,
     fs,
   }) => {
@@ -100,7 +101,7 @@ test.group('Agent commands and configure', () => {
     await agentInstaller.install(command, await command.createCodemods())
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 14, JSON.stringify(files))
+    assert.lengthOf(files, 15, JSON.stringify(files))
     // The existing files are kept as they were; the new ones sort after them
     assert.equal(
       await fs.contents('database/migrations/1007_create_agent_rollups_table.ts'),
@@ -114,6 +115,7 @@ test.group('Agent commands and configure', () => {
         'agent_run_rollups',
         'agent_error_rollups',
         'agent_duration_rollups',
+        'agent_retry_rollups',
         'agent_messages_attachments',
       ]
     )

@@ -77,9 +77,14 @@ test.group('Agent config', () => {
       '"defaultAgent" in config/agent.ts is "ghost", which is not one of the agents: default',
     ],
     [
-      'a custom quota store',
-      { quota: {} },
-      '"quota" in config/agent.ts is not available in this version of adonis-atrium: custom quota stores are not built yet. Use quotaLimitTokens (the built-in daily budget) or remove the option',
+      'a quota that is not a quota store',
+      { quota: {} as any },
+      'Invalid "quota" in config/agent.ts: expected quotas.redis({ connection: \'main\', limitTokens }), quotas.lucid({ limitTokens }) or an object with reserve, settle, release and used',
+    ],
+    [
+      'an unknown quotaTimeZone',
+      { quotaTimeZone: 'Mars/Olympus_Mons' },
+      "Unknown time zone \"Mars/Olympus_Mons\" in \"quotaTimeZone\" of config/agent.ts. Use an IANA name such as 'UTC', 'Europe/Paris' or 'America/Sao_Paulo' (Intl.supportedValuesOf('timeZone') lists them)",
     ],
     [
       'a zero toolTimeoutMs',

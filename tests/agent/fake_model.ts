@@ -20,6 +20,8 @@ export interface FakeReply {
   /** Answers this HTTP status with a JSON error body (`errorMessage`) instead of a stream */
   status?: number
   errorMessage?: string
+  /** Headers of that error answer, such as `retry-after-ms` */
+  headers?: Record<string, string>
 }
 
 /** A request the fake received: path and parsed JSON body */
@@ -94,7 +96,7 @@ export class FakeModelServer {
     this.requests.push({ path, body })
     const reply = this.#replies.shift() ?? { text: ['ok'] }
     if (reply.status !== undefined && reply.status !== 200) {
-      response.writeHead(reply.status, { 'content-type': 'application/json' })
+      response.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers })
       response.end(
         JSON.stringify({
           error: { message: reply.errorMessage ?? 'fake failure', type: 'server_error' },

@@ -4,7 +4,7 @@ import { migrateStubs, rollbackStubs, runStub } from '../migration_stubs.ts'
 import { AGENT_TABLES } from '../../src/agent/store/lucid.ts'
 
 test.group('Agent migration stubs', () => {
-  test('the thirteen agent stubs create their tables and their down() drops them', async ({
+  test('the fifteen agent stubs create their tables and their down() drops them', async ({
     assert,
   }) => {
     const db = await createDatabase()

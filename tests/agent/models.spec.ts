@@ -43,7 +43,7 @@ test.group('Agent Lucid models', () => {
     assert.equal(thread.actorRef, 'alice')
     assert.instanceOf(thread.createdAt, Date)
     const run = await AgentRun.findOrFail(runId)
-    assert.deepEqual([run.status, run.steps, run.agentName], ['done', 2, 'default'])
+    assert.deepEqual([run.status, run.steps, run.retries, run.agentName], ['done', 2, 0, 'default'])
     const messages = await AgentMessage.query().where('threadId', threadId).orderBy('id')
     assert.deepEqual(
       messages.map((message) => message.role),

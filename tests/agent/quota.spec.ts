@@ -1,5 +1,63 @@
 import { test } from '@japa/runner'
+import { quotas } from '../../src/agent/main.ts'
+import type { QuotaHold, QuotaStore } from '../../src/agent/main.ts'
 import { agentApp, bodyOf, deltasOf, runStatus } from './helpers.ts'
+import { RACE_RESERVE, fiftyConcurrentTurns } from './quota_race.ts'
+
+/** The calendar day of `now` shifted by `hours` (a fixed-offset zone) */
+function dayAtOffset(hours: number, now = Date.now()) {
+  return new Date(now + hours * 3_600_000).toISOString().slice(0, 10)
+}
+
+/** A quota store in memory that records what the gateway asks of it */
+class RecordingQuota implements QuotaStore {
+  calls: string[] = []
+  used_ = new Map<string, number>()
+  constructor(private limit: number) {}
+  async reserve(actorRef: string, day: string, tokens: number) {
+    this.calls.push(`reserve ${actorRef} ${day} ${tokens}`)
+    const used = this.used_.get(`${actorRef}:${day}`) ?? 0
+    return used + tokens <= this.limit ? { actorRef, day, tokens } : null
+  }
+  async settle(hold: QuotaHold, usedTokens: number) {
+    this.calls.push(`settle ${hold.day} ${usedTokens}`)
+    const key = `${hold.actorRef}:${hold.day}`
+    this.used_.set(key, (this.used_.get(key) ?? 0) + usedTokens)
+  }
+  async release(hold: QuotaHold) {
+    this.calls.push(`release ${hold.day}`)
+  }
+  async used(actorRef: string, day: string) {
+    return this.used_.get(`${actorRef}:${day}`) ?? 0
+  }
+}
+
+/**
+ * Moves the process clock forward (`new Date()` and `Date.now()`) until the
+ * test ends: a run can be made to cross midnight without waiting for it.
+ */
+function movableClock(cleanup: (fn: () => void) => void) {
+  const RealDate = Date
+  let offsetMs = 0
+  class MovedDate extends RealDate {
+    constructor(...args: any[]) {
+      if (args.length === 0) super(RealDate.now() + offsetMs)
+      else super(...(args as [any]))
+    }
+    static now() {
+      return RealDate.now() + offsetMs
+    }
+  }
+  globalThis.Date = MovedDate as DateConstructor
+  cleanup(() => {
+    globalThis.Date = RealDate
+  })
+  return {
+    advance(ms: number) {
+      offsetMs += ms
+    },
+  }
+}
 
 test.group('Agent daily quota', () => {
   test('a turn the budget cannot hold ends with event error quota_exceeded before any model call', async ({
@@ -37,16 +95,162 @@ test.group('Agent daily quota', () => {
     assert,
   }) => {
     const app = await agentApp({ config: { quotaLimitTokens: 100 } })
-    const store = app.manager.config.store
-    const held = await Promise.all(
-      Array.from({ length: 6 }, () => store.reserveQuota('carol', '2026-01-01', 40, 100))
+    const quota = app.manager.config.quota!.store
+    const holds = await Promise.all(
+      Array.from({ length: 6 }, () => quota.reserve('carol', '2026-01-01', 40))
     )
-    assert.equal(held.filter(Boolean).length, 2)
-    // Settling releases the hold and charges the real use
-    await store.settleQuota('carol', '2026-01-01', 40, 7)
-    assert.equal(await store.quotaUsed('carol', '2026-01-01'), 7)
-    assert.isTrue(await store.reserveQuota('carol', '2026-01-01', 40, 100))
-    assert.isFalse(await store.reserveQuota('carol', '2026-01-01', 40, 100))
-    assert.equal(await store.quotaUsed('dave', '2026-01-01'), 0)
+    const held = holds.filter((hold) => hold !== null)
+    assert.lengthOf(held, 2)
+    // Settling ends the hold and charges the real use; releasing charges nothing
+    await quota.settle(held[0]!, 7)
+    await quota.release(held[1]!)
+    assert.equal(await quota.used('carol', '2026-01-01'), 7)
+    assert.isNotNull(await quota.reserve('carol', '2026-01-01', 40))
+    assert.isNotNull(await quota.reserve('carol', '2026-01-01', 40))
+    assert.isNull(await quota.reserve('carol', '2026-01-01', 40))
+    assert.equal(await quota.used('dave', '2026-01-01'), 0)
+  })
+
+  test('50 concurrent turns against a budget of 10 calls: 10 answer, 40 are refused, the limit holds', async ({
+    assert,
+  }) => {
+    const limitTokens = 10 * RACE_RESERVE
+    const race = await fiftyConcurrentTurns(limitTokens, { quotaLimitTokens: limitTokens })
+    assert.equal(race.answered, 10)
+    assert.equal(race.refused, 40)
+    assert.equal(race.modelCalls, 10)
+    assert.isAtMost(race.usedTokens, limitTokens + RACE_RESERVE)
+    assert.equal(race.usedTokens, limitTokens)
+  })
+
+  test('the quota day is the day of quotaTimeZone, for the charge and for GET /agent/quota/today', async ({
+    assert,
+  }) => {
+    // A zone whose calendar day differs from UTC's right now: UTC-12 before 11:00 UTC, UTC+14 after
+    const utcHour = new Date().getUTCHours()
+    const [timeZone, offset] = utcHour < 11 ? ['Etc/GMT+12', -12] : ['Pacific/Kiritimati', 14]
+    const app = await agentApp({
+      config: { quotaLimitTokens: 1000, quotaReserveTokens: 50, quotaTimeZone: timeZone },
+    })
+    app.fake.reply({ text: ['hi'] })
+    const expectedDay = dayAtOffset(offset)
+    const { sse } = await app.chat({ message: 'one' })
+    assert.deepEqual(deltasOf(await sse.rest()), ['hi'])
+
+    assert.notEqual(expectedDay, new Date().toISOString().slice(0, 10))
+    const rows = await app.db.from('agent_quota').where('actor_ref', 'alice')
+    assert.deepEqual(
+      rows.map((row) => [String(row.day).slice(0, 10), Number(row.used_tokens)]),
+      [[expectedDay, 15]]
+    )
+    assert.deepEqual(await bodyOf(await app.request('GET', '/quota/today')), { usedTokens: 15 })
+  })
+
+  test('quotas.lucid() keeps its own limit in agent_quota and wins over quotaLimitTokens', async ({
+    assert,
+  }) => {
+    const app = await agentApp({
+      config: {
+        quota: quotas.lucid({ limitTokens: 20 }),
+        quotaLimitTokens: 1_000_000,
+        quotaReserveTokens: 10,
+      },
+    })
+    app.fake.reply({ text: ['first'] }, { text: ['never'] })
+    const first = await app.chat({ message: 'one' })
+    assert.deepEqual(deltasOf(await first.sse.rest()), ['first'])
+    // 15 used + 10 held would pass 20
+    const second = await app.chat({ message: 'two' })
+    const frames = await second.sse.rest()
+    assert.equal(frames.at(-1)?.data.code, 'quota_exceeded')
+    const rows = await app.db.from('agent_quota').where('actor_ref', 'alice')
+    assert.deepEqual(
+      rows.map((row) => [Number(row.used_tokens), Number(row.reserved_tokens)]),
+      [[15, 0]]
+    )
+  })
+
+  test('a run crossing midnight charges the day it started, for every call', async ({
+    assert,
+    cleanup,
+  }) => {
+    const clock = movableClock(cleanup)
+    const quota = new RecordingQuota(1000)
+    const app = await agentApp({
+      config: {
+        quota,
+        quotaReserveTokens: 40,
+        tools: [
+          {
+            spec: { name: 'wait', description: 'Waits a day', roles: ['ADMIN'], inputSchema: {} },
+            // The tool runs between the two model calls of the turn: a day passes
+            handler: () => {
+              clock.advance(86_400_000)
+              return { waited: true }
+            },
+          },
+        ],
+      },
+    })
+    app.fake.reply({ toolCalls: [{ id: 'call-1', name: 'wait', input: {} }] }, { text: ['done'] })
+    const startDay = new Date().toISOString().slice(0, 10)
+    const { sse } = await app.chat({ message: 'wait a day' })
+    assert.deepEqual(deltasOf(await sse.rest()), ['done'])
+    const nextDay = new Date().toISOString().slice(0, 10)
+    assert.notEqual(nextDay, startDay)
+    assert.deepEqual(quota.calls, [
+      `reserve alice ${startDay} 40`,
+      `settle ${startDay} 15`,
+      `reserve alice ${startDay} 40`,
+      `settle ${startDay} 15`,
+    ])
+    // Today is the next day now: nothing was charged to it
+    assert.deepEqual(await bodyOf(await app.request('GET', '/quota/today')), { usedTokens: 0 })
+    assert.equal(await quota.used('alice', startDay), 30)
+  })
+
+  test('a custom quota store wins over quotaLimitTokens: every call of a run holds the same day, a refused provider call is released', async ({
+    assert,
+  }) => {
+    const quota = new RecordingQuota(1000)
+    const app = await agentApp({
+      config: {
+        quota,
+        quotaLimitTokens: 1,
+        quotaReserveTokens: 40,
+        quotaTimeZone: 'America/Sao_Paulo',
+        tools: [
+          {
+            spec: { name: 'ping', description: 'Ping', roles: ['ADMIN'], inputSchema: {} },
+            handler: () => ({ pong: true }),
+          },
+        ],
+      },
+    })
+    app.fake.reply(
+      { toolCalls: [{ id: 'call-1', name: 'ping', input: {} }] },
+      { text: ['done'] },
+      { status: 400, errorMessage: 'bad request' }
+    )
+    const day = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(
+      new Date()
+    )
+    const first = await app.chat({ message: 'ping please' })
+    assert.deepEqual(deltasOf(await first.sse.rest()), ['done'])
+    // quotaLimitTokens: 1 would have refused the first call: the store's own limit counts
+    assert.deepEqual(quota.calls, [
+      `reserve alice ${day} 40`,
+      `settle ${day} 15`,
+      `reserve alice ${day} 40`,
+      `settle ${day} 15`,
+    ])
+    assert.deepEqual(await bodyOf(await app.request('GET', '/quota/today')), { usedTokens: 30 })
+
+    // The provider answers 400 before streaming anything: nothing was generated, nothing charged
+    const second = await app.chat({ message: 'again' })
+    const frames = await second.sse.rest()
+    assert.equal(frames.at(-1)?.data.code, 'run_failed')
+    assert.deepEqual(quota.calls.slice(4), [`reserve alice ${day} 40`, `release ${day}`])
+    assert.deepEqual(await bodyOf(await app.request('GET', '/quota/today')), { usedTokens: 30 })
   })
 })

@@ -239,7 +239,7 @@ test.group('Agent spend rollups', () => {
       cancelled: 1,
       successRate: 20 / 25,
       errorRate: 4 / 25,
-      retries: null,
+      retries: 0,
       p95DurationMs: overall.reported,
     })
     assert.deepEqual(body.byAgent, [

@@ -69,8 +69,8 @@ export interface ReliabilityOverview {
   from: string
   to: string
   metrics: RunFigures & {
-    /** Not tracked: the AI SDK retries inside one model call without reporting it */
-    retries: null
+    /** Model calls the gateway retried in the window's runs */
+    retries: number
     /** From 5%-wide duration buckets: at most 5% above the exact nearest-rank p95 */
     p95DurationMs: number | null
   }
@@ -239,11 +239,17 @@ export class LucidInsightQueries {
   }
 
   async reliability(window: DayWindow): Promise<ReliabilityOverview> {
-    const [agents, days, errors, { overall, perAgent }] = await Promise.all([
+    const [agents, days, errors, { overall, perAgent }, retries] = await Promise.all([
       this.#rollups(AGENT_TABLES.runRollups, window, RUN_COLUMNS, 'agent_name'),
       this.#rollups(AGENT_TABLES.runRollups, window, RUN_COLUMNS, 'day'),
       this.#rollups(AGENT_TABLES.errorRollups, window, { count: 'runs_failed' }, 'error_code'),
       this.#durationHistograms(window),
+      this.#connect()
+        .from(AGENT_TABLES.retryRollups)
+        .where('day', '>=', window.fromDay)
+        .where('day', '<=', window.toDay)
+        .sum('retries as retries')
+        .first(),
     ])
     const total = { succeeded: 0, failed: 0, cancelled: 0 }
     for (const row of agents) {
@@ -255,7 +261,11 @@ export class LucidInsightQueries {
     return {
       from: window.fromDay,
       to: window.toDay,
-      metrics: { ...runFigures(total), retries: null, p95DurationMs: p95FromBuckets(overall) },
+      metrics: {
+        ...runFigures(total),
+        retries: Number(retries?.retries ?? 0),
+        p95DurationMs: p95FromBuckets(overall),
+      },
       byAgent: agents
         .map((row: any) => ({
           agentName: row.agent_name,

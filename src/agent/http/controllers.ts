@@ -5,7 +5,7 @@ import {
   AgentTransientThreadException,
 } from '../errors.ts'
 import type { AgentManager } from '../manager.ts'
-import { today } from '../runner.ts'
+import { dayIn } from '../quota/day.ts'
 import type { RunRow, ThreadRow } from '../store/contract.ts'
 import { formatFrame, streamRunLog } from './sse.ts'
 import {
@@ -211,5 +211,7 @@ export async function rejectToolCall(ctx: HttpContext) {
 export async function quotaToday(ctx: HttpContext) {
   const agents = await manager(ctx)
   const actor = await agents.actor(ctx)
-  return { usedTokens: await agents.config.store.quotaUsed(actor.id, today()) }
+  const quota = agents.config.quota
+  if (!quota) return { usedTokens: 0 }
+  return { usedTokens: await quota.store.used(actor.id, dayIn(agents.config.quotaTimeZone)) }
 }

@@ -30,6 +30,10 @@ export default class AgentRun extends BaseModel {
   @column({ consume: consumeNumber })
   declare steps: number
 
+  /** Model calls the gateway sent again after a retryable failure */
+  @column({ consume: consumeNumber })
+  declare retries: number
+
   @column({ consume: consumeDate })
   declare createdAt: Date
 

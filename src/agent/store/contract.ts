@@ -2,6 +2,7 @@ import type { LucidGovernanceQueries } from '../governance/queries.ts'
 import type { LucidInsightQueries } from '../governance/insights.ts'
 import type { ModelToolCall, TokenUsage } from '../model/port.ts'
 import type { PricePer1m } from '../pricing/money.ts'
+import type { QuotaStore } from '../quota/contract.ts'
 
 /** The reads of the governance API (the Lucid store provides them) */
 export type GovernanceQueries = {
@@ -81,6 +82,8 @@ export interface RunRow {
   status: RunStatus
   errorCode: string | null
   steps: number
+  /** Model calls of the run the gateway sent again after a retryable failure */
+  retries: number
   createdAt: Date | null
   finishedAt: Date | null
   durationMs: number | null
@@ -140,10 +143,14 @@ export interface RunOutcome {
   steps: number
   /** The model label the run's usage rows carry: the key of its rollup */
   model: string
+  /** Model calls retried during the run (0 when omitted) */
+  retries?: number
 }
 
 /** How a transient run ended, as its rollups count it */
-export type RunEnd = Pick<RunOutcome, 'status' | 'errorCode'> & { durationMs: number | null }
+export type RunEnd = Pick<RunOutcome, 'status' | 'errorCode' | 'retries'> & {
+  durationMs: number | null
+}
 
 /** A tool call as a transient thread keeps it, with the times its row will carry */
 export interface TransientToolCall extends ToolCallRow {
@@ -269,14 +276,10 @@ export interface AgentStore {
   listUsage(runId: string): Promise<UsageRow[]>
 
   /**
-   * Holds `tokens` of the actor's daily budget for one model call: one
-   * conditional update, refused (false) when used + held + tokens > limit.
+   * The built-in daily budget `quotaLimitTokens` uses, kept by this store;
+   * without it only the `quota` option sets a budget
    */
-  reserveQuota(actorRef: string, day: string, tokens: number, limit: number): Promise<boolean>
-  /** Releases a reservation and charges what the call really used */
-  settleQuota(actorRef: string, day: string, reserved: number, used: number): Promise<void>
-  /** Tokens charged to the actor on that day */
-  quotaUsed(actorRef: string, day: string): Promise<number>
+  dailyQuota?(limitTokens: number): QuotaStore
 
   /** Checks at boot that the tables exist, naming the migration to run */
   assertReady(): Promise<void>
@@ -306,6 +309,4 @@ export type ThreadStore = Pick<
   | 'decideApproval'
   | 'recordUsage'
   | 'listUsage'
-  | 'reserveQuota'
-  | 'settleQuota'
 >

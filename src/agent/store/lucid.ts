@@ -6,6 +6,7 @@ import { AGENT_TABLES, json, message, run, thread, toolCall } from './lucid_rows
 import { UsageLedger } from './lucid_ledger.ts'
 import { LucidPricingStore } from './lucid_pricing.ts'
 import { LucidTransientThreads } from './lucid_transient.ts'
+import { LucidQuotaStore } from '../quota/lucid.ts'
 import type {
   AgentStore,
   GovernanceQueries,
@@ -328,49 +329,9 @@ export class LucidAgentStore implements AgentStore {
     return this.#ledger.recordUsage(row)
   }
 
-  async reserveQuota(actorRef: string, day: string, tokens: number, limit: number) {
-    try {
-      await this.#client.insertQuery().table(AGENT_TABLES.quota).insert({
-        actor_ref: actorRef,
-        day,
-        used_tokens: 0,
-        reserved_tokens: 0,
-        updated_at: new Date(),
-      })
-    } catch {
-      // The (actor_ref, day) row exists already: the unique index refused a second one
-    }
-    const affected = await this.#client
-      .from(AGENT_TABLES.quota)
-      .where('actor_ref', actorRef)
-      .where('day', day)
-      .whereRaw('used_tokens + reserved_tokens + ? <= ?', [tokens, limit])
-      .update({
-        reserved_tokens: this.#client.raw('reserved_tokens + ?', [tokens]),
-        updated_at: new Date(),
-      })
-    return Number(Array.isArray(affected) ? affected[0] : affected) === 1
-  }
-
-  async settleQuota(actorRef: string, day: string, reserved: number, used: number) {
-    await this.#client
-      .from(AGENT_TABLES.quota)
-      .where('actor_ref', actorRef)
-      .where('day', day)
-      .update({
-        reserved_tokens: this.#client.raw('reserved_tokens - ?', [reserved]),
-        used_tokens: this.#client.raw('used_tokens + ?', [used]),
-        updated_at: new Date(),
-      })
-  }
-
-  async quotaUsed(actorRef: string, day: string) {
-    const row = await this.#client
-      .from(AGENT_TABLES.quota)
-      .where('actor_ref', actorRef)
-      .where('day', day)
-      .first()
-    return row ? Number(row.used_tokens) : 0
+  /** The `agent_quota` table on this store's connection */
+  dailyQuota(limitTokens: number) {
+    return new LucidQuotaStore(() => this.#client, limitTokens)
   }
 
   listUsage(runId: string) {

@@ -108,6 +108,7 @@ export class UsageLedger {
         status: end.status,
         errorCode: end.errorCode ?? null,
         durationMs: end.durationMs,
+        retries: end.retries ?? 0,
       })
     )
   }
@@ -155,6 +156,7 @@ export class UsageLedger {
           status: outcome.status,
           error_code: outcome.errorCode ?? null,
           steps: outcome.steps,
+          retries: outcome.retries ?? 0,
           finished_at: finishedAt,
           duration_ms: durationMs,
         })
@@ -168,6 +170,7 @@ export class UsageLedger {
         status: outcome.status,
         errorCode: outcome.errorCode ?? null,
         durationMs,
+        retries: outcome.retries ?? 0,
       })
     })
   }

@@ -19,6 +19,8 @@ export interface CountedRunEnd {
   status: RunOutcome['status']
   errorCode: string | null
   durationMs: number | null
+  /** Model calls the run retried */
+  retries: number
 }
 
 /**
@@ -83,7 +85,7 @@ export async function addUsageToRollups(client: QueryClientContract, row: UsageR
 /**
  * Counts one run end in the day × model × actor × agent rollup and in the
  * narrow ones `/reliability` reads: runs per agent, failures per error
- * code, and the run's duration in its agent's histogram.
+ * code, the run's duration in its agent's histogram, and its retries.
  */
 export async function addRunEndToRollups(client: QueryClientContract, end: CountedRunEnd) {
   const counter = RUN_COUNTER[end.status]
@@ -120,4 +122,11 @@ export async function addRunEndToRollups(client: QueryClientContract, end: Count
       { runs: 1 }
     )
   }
+  // Nothing is written for a run without retries (addTo skips zero increments)
+  await addTo(
+    client,
+    AGENT_TABLES.retryRollups,
+    { day: end.day, agent_name: end.agentName },
+    { retries: end.retries }
+  )
 }

@@ -15,6 +15,7 @@ export const AGENT_TABLES = {
   runRollups: 'agent_run_rollups',
   errorRollups: 'agent_error_rollups',
   durationRollups: 'agent_duration_rollups',
+  retryRollups: 'agent_retry_rollups',
 } as const
 
 /** Reads a stored date the same way on every dialect (SQLite keeps epoch ms) */
@@ -55,6 +56,7 @@ export function run(row: any): RunRow {
     status: row.status,
     errorCode: row.error_code,
     steps: Number(row.steps),
+    retries: Number(row.retries ?? 0),
     createdAt: toDate(row.created_at),
     finishedAt: toDate(row.finished_at),
     durationMs:

@@ -51,6 +51,7 @@ export class LucidTransientThreads implements TransientThreadStore {
               status: run.status,
               error_code: run.errorCode,
               steps: run.steps,
+              retries: run.retries,
               created_at: run.createdAt ?? new Date(),
               finished_at: run.finishedAt,
               duration_ms: run.durationMs,

@@ -16,16 +16,16 @@ import type {
 
 /**
  * One transient thread: its messages, runs, tool calls and priced usage in
- * memory, behind the same operations a stored thread offers. Quota holds
- * and rollup counts go to the store at once (they are the actor's, not the
- * thread's); the rows are written only by `promote()`.
+ * memory, behind the same operations a stored thread offers. Rollup counts
+ * go to the store at once and quota holds to the quota store, as for any
+ * turn (they are the actor's, not the thread's); the rows are written only
+ * by `promote()`.
  */
 export class TransientThread implements ThreadStore {
   readonly thread: ThreadRow
   /** open, being written by a promote, or gone (promoted or deleted) */
   state: 'open' | 'promoting' | 'closed' = 'open'
   lastUsedAt = Date.now()
-  #store: AgentStore
   #rows: TransientThreadStore
   #maxMessages: number
   #messages: MessageRow[] = []
@@ -40,7 +40,6 @@ export class TransientThread implements ThreadStore {
     thread: ThreadRow,
     maxMessages: number
   ) {
-    this.#store = store
     this.#rows = store.transient
     this.thread = thread
     this.#maxMessages = maxMessages
@@ -121,6 +120,7 @@ export class TransientThread implements ThreadStore {
       status: 'running',
       errorCode: null,
       steps: 0,
+      retries: 0,
       createdAt: new Date(),
       finishedAt: null,
       durationMs: null,
@@ -135,6 +135,7 @@ export class TransientThread implements ThreadStore {
       status: outcome.status,
       errorCode: outcome.errorCode ?? null,
       steps: outcome.steps,
+      retries: outcome.retries ?? 0,
       finishedAt,
       durationMs: run.createdAt
         ? Math.max(0, finishedAt.getTime() - run.createdAt.getTime())
@@ -142,7 +143,12 @@ export class TransientThread implements ThreadStore {
     })
     await this.#rows.countRunEnd(
       { actorRef: run.actorRef, agentName: run.agentName, model: outcome.model },
-      { status: outcome.status, errorCode: outcome.errorCode ?? null, durationMs: run.durationMs }
+      {
+        status: outcome.status,
+        errorCode: outcome.errorCode ?? null,
+        durationMs: run.durationMs,
+        retries: run.retries,
+      }
     )
   }
 
@@ -230,14 +236,6 @@ export class TransientThread implements ThreadStore {
 
   async listUsage(runId: string) {
     return this.#usage.filter((row) => row.runId === runId).map(({ createdAt, ...row }) => row)
-  }
-
-  reserveQuota(actorRef: string, day: string, tokens: number, limit: number) {
-    return this.#store.reserveQuota(actorRef, day, tokens, limit)
-  }
-
-  settleQuota(actorRef: string, day: string, reserved: number, used: number) {
-    return this.#store.settleQuota(actorRef, day, reserved, used)
   }
 
   /**
