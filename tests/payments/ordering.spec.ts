@@ -194,4 +194,28 @@ test.group('Payments ordering: one final state for every delivery order', () => 
       assert.isTrue((state as unknown[])[3] as boolean, `delivered as ${order}`)
     }
   })
+
+  test('the first delivery stores its event time, so an older status delivered next only fills blanks', async ({
+    assert,
+  }) => {
+    // the first sighting is written by the claim statement itself on SQLite and PostgreSQL
+    const app = await paymentsApp()
+    const paid = at(10, 'evt_late_1', 'payment.succeeded', { paymentId: 'pay_late', amount: 1000 })
+    const older = at(5, 'evt_late_2', 'payment.updated', {
+      paymentId: 'pay_late',
+      status: 'refunded',
+      customerId: 'cus_late',
+    })
+    for (const event of [paid, older]) {
+      const response = await app.deliver('fake', event)
+      assert.equal(response.status, 200)
+    }
+    const row = await app.db
+      .connection()
+      .from('billing_payments')
+      .where('payment_id', 'pay_late')
+      .first()
+    assert.deepEqual([row.status, row.customer_id], ['paid', 'cus_late'])
+    assert.equal(Number(row.last_event_at), Date.parse(paid.occurredAt))
+  })
 })
