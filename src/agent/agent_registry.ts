@@ -13,6 +13,8 @@ export type AgentSource =
 /** What the registry is checked against */
 export interface AgentRegistryOptions {
   maxSteps: number
+  /** The default output cap of an agent that declares none */
+  maxOutputTokens?: number
   toolNames: Set<string>
   defaultAgent?: string
   source: AgentSource
@@ -26,11 +28,16 @@ function placeOf(agentClass: unknown, index: number, source: AgentSource) {
   return `"agents[${index}]" in ${FILE}`
 }
 
-function positiveSteps(name: string, value: unknown, fallback: number) {
+function positiveOption<T extends number | undefined>(
+  option: 'maxSteps' | 'maxOutputTokens',
+  name: string,
+  value: unknown,
+  fallback: T
+): number | T {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
     throw new AgentConfigException(
-      `Invalid "maxSteps" of agent "${name}" in ${FILE}: expected a positive integer, received ${JSON.stringify(value)}`
+      `Invalid "${option}" of agent "${name}" in ${FILE}: expected a positive integer, received ${JSON.stringify(value)}`
     )
   }
   return value
@@ -84,7 +91,13 @@ export function resolveAgentRegistry(classes: unknown[], options: AgentRegistryO
       description: agentOptions.description ?? '',
       systemPrompt: agentOptions.systemPrompt,
       model: agentOptions.model,
-      maxSteps: positiveSteps(agentOptions.name, agentOptions.maxSteps, maxSteps),
+      maxSteps: positiveOption('maxSteps', agentOptions.name, agentOptions.maxSteps, maxSteps),
+      maxOutputTokens: positiveOption(
+        'maxOutputTokens',
+        agentOptions.name,
+        agentOptions.maxOutputTokens,
+        options.maxOutputTokens
+      ),
       tools: agentOptions.tools,
       handoff: [],
       agentClass: klass,
@@ -93,7 +106,13 @@ export function resolveAgentRegistry(classes: unknown[], options: AgentRegistryO
   }
   if (!agents.length) {
     // Without agent classes the gateway still answers, as the spec's 'default' agent
-    agents.push({ name: 'default', description: 'Default agent', maxSteps, handoff: [] })
+    agents.push({
+      name: 'default',
+      description: 'Default agent',
+      maxSteps,
+      maxOutputTokens: options.maxOutputTokens,
+      handoff: [],
+    })
   }
   resolveHandoffs(agents, handoffs)
 

@@ -283,7 +283,12 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       `"discoverAgents: true" and "agents" are both set in ${FILE}: agents come either from the list or from app/agents/. Remove one of them`
     )
   }
-  const registryOptions = { maxSteps, toolNames: names, defaultAgent: config.defaultAgent }
+  const registryOptions = {
+    maxSteps,
+    maxOutputTokens: positiveInteger('maxOutputTokens', config.maxOutputTokens),
+    toolNames: names,
+    defaultAgent: config.defaultAgent,
+  }
   // A list in the config wins; without one the classes of app/agents/ are found at boot
   const listed =
     config.agents !== undefined || config.discoverAgents === false

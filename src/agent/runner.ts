@@ -1,5 +1,4 @@
 import type { ApplicationService } from '@adonisjs/core/types'
-import type { ApprovalWaiters } from './approvals.ts'
 import debug from './debug.ts'
 import { publishAgentEvent } from './diagnostics.ts'
 import { withAttachmentBytes } from './attachments/resolve.ts'
@@ -18,63 +17,18 @@ import { UNKNOWN_USAGE } from './model/port.ts'
 import type { QuotaHold } from './quota/contract.ts'
 import { dayIn } from './quota/day.ts'
 import { streamWithRetries } from './model/retry.ts'
+import { holdSize } from './quota/estimate.ts'
 import { QuotaExceededError, endHold, holdQuota } from './quota/holds.ts'
-import type { RunEventLog } from './run_log.ts'
-import type {
-  MessageRow,
-  RunOutcome,
-  ThreadRow,
-  ThreadStore,
-  UsageInput,
-} from './store/contract.ts'
+import type { MessageRow, RunOutcome, UsageInput } from './store/contract.ts'
 import { ToolExecutor } from './tool_executor.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig, ResolvedTool } from './types.ts'
-
-/** One chat turn to run */
-export interface TurnRequest {
-  approvals: ApprovalWaiters
-  runId: string
-  thread: ThreadRow
-  actor: AgentActor
-  agent: ResolvedAgent
-  log: RunEventLog
-  signal: AbortSignal
-  /** The thread's rows: the store, or the memory of a transient thread */
-  store: ThreadStore
-  /** The chat body's `pageContext`, for this turn only */
-  pageContext?: Record<string, unknown>
-}
-
-/** The UTC day quotas and usage rows are kept by */
-export function today() {
-  return new Date().toISOString().slice(0, 10)
-}
-
-/** The model steps of one run: the turn's agent and the agents it hands off to share them */
-interface StepBudget {
-  used: number
-  limit: number
-  /** The quota day, stamped once when the run starts: a run crossing midnight charges one day */
-  quotaDay: string
-  /** Model calls retried after the provider failed before streaming, over the run */
-  retries: number
-}
-
-type ToolResult = { toolCallId: string; toolName: string; output: unknown }
-
-/** One agent's part of a turn: the turn's agent (depth 0), or one handed a task */
-interface AgentPass {
-  agent: ResolvedAgent
-  depth: number
-  /** The conversation it answers; the steps are appended to it */
-  messages: ModelMessage[]
-  /** The turn's agent only: the retrieved passages' section of the system prompt */
-  retrieved?: string
-  /** The turn's agent only: stream the text, store the assistant and tool messages */
-  onDelta?(text: string): void
-  onStep?(text: string, calls: ModelToolCall[]): Promise<void>
-  onResults?(results: ToolResult[]): Promise<void>
-}
+import {
+  today,
+  type AgentPass,
+  type StepBudget,
+  type ToolResult,
+  type TurnRequest,
+} from './turn.ts'
 
 /**
  * The gateway's own loop: one model step at a time; every tool call comes
@@ -256,7 +210,13 @@ export class TurnRunner {
 
     let ownSteps = 0
     while (ownSteps < agent.maxSteps && budget.used < budget.limit) {
-      const reservation = await holdQuota(this.#config.quota, actor.id, budget.quotaDay)
+      const request = { system, messages, tools, maxOutputTokens: agent.maxOutputTokens }
+      const reservation = await holdQuota(
+        this.#config.quota,
+        actor.id,
+        budget.quotaDay,
+        holdSize(request)
+      )
       ownSteps++
       budget.used++
       let text = ''
@@ -269,7 +229,7 @@ export class TurnRunner {
           reservation,
           'step',
           budget.used,
-          { system, messages, tools },
+          request,
           (event) => {
             if (event.type === 'text-delta') {
               text += event.text
@@ -393,13 +353,19 @@ export class TurnRunner {
     const count = this.#config.followUps!.count
     let followUps: string[] = []
     try {
-      const reservation = await holdQuota(this.#config.quota, turn.actor.id, budget.quotaDay)
-      let text = ''
       const request = {
         system: FOLLOW_UPS_SYSTEM,
         messages: followUpMessages(history, count),
         tools: [],
+        maxOutputTokens: turn.agent.maxOutputTokens,
       }
+      const reservation = await holdQuota(
+        this.#config.quota,
+        turn.actor.id,
+        budget.quotaDay,
+        holdSize(request)
+      )
+      let text = ''
       const collect = (event: { type: string; text?: string }) => {
         if (event.type === 'text-delta') text += event.text
       }

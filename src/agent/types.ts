@@ -79,6 +79,11 @@ export interface AgentOptions {
   model?: string
   /** Cap on model steps of one turn (default 8) */
   maxSteps?: number
+  /**
+   * Cap on the tokens one model call may write; with it a call's quota hold
+   * is its estimated prompt plus this cap (default: config `maxOutputTokens`)
+   */
+  maxOutputTokens?: number
   /** Allow-list of tool names; omitted means every tool the actor's roles allow */
   tools?: string[]
   /**
@@ -191,6 +196,11 @@ export interface AgentConfigInput {
   toolTimeoutMs?: number
   /** Default cap on model steps per turn when an agent declares none (8) */
   maxSteps?: number
+  /**
+   * Default cap on the tokens one model call may write when an agent
+   * declares none (none: the provider's own limit)
+   */
+  maxOutputTokens?: number
   /** Route prefix (default `agent`) */
   path?: string
   /** Middleware on every route of the gateway (the spec's guards) */
@@ -265,6 +275,7 @@ export interface ResolvedAgent {
   systemPrompt?: string
   model?: string
   maxSteps: number
+  maxOutputTokens?: number
   tools?: string[]
   /** Names of the agents it may hand a turn to */
   handoff: string[]

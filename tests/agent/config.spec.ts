@@ -26,6 +26,9 @@ class TwinTwo {}
 @agent({ name: 'scoped', description: 'Scoped', tools: ['missing'] })
 class ScopedAgent {}
 
+@agent({ name: 'terse', description: 'Terse', maxOutputTokens: -5 })
+class TerseAgent {}
+
 @agent({ name: 'pirate', description: 'Arr', systemPrompt: 'flat prompt, overridden' })
 class PirateAgent {
   @systemPrompt()
@@ -85,6 +88,16 @@ test.group('Agent config', () => {
       'an unknown quotaTimeZone',
       { quotaTimeZone: 'Mars/Olympus_Mons' },
       "Unknown time zone \"Mars/Olympus_Mons\" in \"quotaTimeZone\" of config/agent.ts. Use an IANA name such as 'UTC', 'Europe/Paris' or 'America/Sao_Paulo' (Intl.supportedValuesOf('timeZone') lists them)",
+    ],
+    [
+      'a zero maxOutputTokens',
+      { maxOutputTokens: 0 },
+      'Invalid "maxOutputTokens" in config/agent.ts: expected a positive integer, received 0',
+    ],
+    [
+      'an agent with a negative maxOutputTokens',
+      { agents: [TerseAgent] },
+      'Invalid "maxOutputTokens" of agent "terse" in config/agent.ts: expected a positive integer, received -5',
     ],
     [
       'a zero toolTimeoutMs',

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { quotas } from '../../src/agent/main.ts'
+import { agent, quotas } from '../../src/agent/main.ts'
 import type { QuotaHold, QuotaStore } from '../../src/agent/main.ts'
 import { agentApp, bodyOf, deltasOf, runStatus } from './helpers.ts'
 import { RACE_RESERVE, fiftyConcurrentTurns } from './quota_race.ts'
@@ -252,5 +252,49 @@ test.group('Agent daily quota', () => {
     assert.equal(frames.at(-1)?.data.code, 'run_failed')
     assert.deepEqual(quota.calls.slice(4), [`reserve alice ${day} 40`, `release ${day}`])
     assert.deepEqual(await bodyOf(await app.request('GET', '/quota/today')), { usedTokens: 30 })
+  })
+
+  test('with an output cap, a call holds its estimated input plus the cap, and the provider is told the cap', async ({
+    assert,
+  }) => {
+    const quota = new RecordingQuota(100_000)
+    const app = await agentApp({
+      config: { quota, quotaReserveTokens: 40, maxOutputTokens: 300 },
+    })
+    app.fake.reply({ text: ['fine'] })
+    const message = 'x'.repeat(4000)
+    const turn = await app.chat({ message })
+    assert.deepEqual(deltasOf(await turn.sse.rest()), ['fine'])
+    const [reserve] = quota.calls
+    const held = Number(reserve.split(' ').at(-1))
+    // a thousand tokens of message at four characters a token (and a short system prompt), plus the cap
+    assert.isAtLeast(held, 1000 + 300)
+    assert.isBelow(held, 1000 + 300 + 200)
+    assert.equal(app.fake.requests.at(-1)!.body.max_tokens, 300)
+
+    // without a cap nothing bounds the answer: the configured reserve is held
+    const uncapped = new RecordingQuota(100_000)
+    const plain = await agentApp({ config: { quota: uncapped, quotaReserveTokens: 40 } })
+    plain.fake.reply({ text: ['fine'] })
+    const uncappedTurn = await plain.chat({ message })
+    await uncappedTurn.sse.rest()
+    assert.match(uncapped.calls[0], / 40$/)
+    assert.isUndefined(plain.fake.requests.at(-1)!.body.max_tokens)
+  })
+
+  test("an agent's own output cap wins over the config's", async ({ assert }) => {
+    @agent({ name: 'brief', description: 'Answers briefly', maxOutputTokens: 50 })
+    class BriefAgent {}
+    const quota = new RecordingQuota(100_000)
+    const app = await agentApp({
+      config: { quota, maxOutputTokens: 300, agents: [BriefAgent] },
+    })
+    app.fake.reply({ text: ['ok'] })
+    const turn = await app.chat({ message: 'hi' })
+    await turn.sse.rest()
+    assert.equal(app.fake.requests.at(-1)!.body.max_tokens, 50)
+    const held = Number(quota.calls[0].split(' ').at(-1))
+    assert.isAtLeast(held, 51)
+    assert.isBelow(held, 300)
   })
 })

@@ -148,6 +148,7 @@ export class AiSdkModel implements ModelPort {
       instructions: request.system || undefined,
       messages: toSdkMessages(request.messages),
       tools,
+      maxOutputTokens: request.maxOutputTokens,
       abortSignal: request.signal,
       maxRetries: this.#maxRetries,
       // Errors surface through the stream below; the default handler would log them

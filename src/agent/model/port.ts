@@ -70,6 +70,8 @@ export interface ModelStepRequest {
   system: string
   messages: ModelMessage[]
   tools: ModelToolDeclaration[]
+  /** The most tokens the call may write; the provider's own limit when absent */
+  maxOutputTokens?: number
   signal: AbortSignal
 }
 

@@ -5,16 +5,18 @@ import type { QuotaHold, QuotaStore } from './contract.ts'
 export class QuotaExceededError extends Error {}
 
 /**
- * Holds the reservation of one model call, or throws when the budget
- * cannot; null when quotas are off.
+ * Holds the reservation of one model call (`tokens`, or `reserveTokens`
+ * when the call has no output cap to estimate from), or throws when the
+ * budget cannot; null when quotas are off.
  */
 export async function holdQuota(
   quota: { store: QuotaStore; reserveTokens: number } | undefined,
   actorRef: string,
-  day: string
+  day: string,
+  tokens?: number
 ) {
   if (!quota) return null
-  const hold = await quota.store.reserve(actorRef, day, quota.reserveTokens)
+  const hold = await quota.store.reserve(actorRef, day, tokens ?? quota.reserveTokens)
   if (!hold) throw new QuotaExceededError()
   return hold
 }
