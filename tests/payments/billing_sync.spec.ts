@@ -131,4 +131,99 @@ test.group('BillingSync without the claim’s first-seen hint', () => {
       assert.include(error.message, closed.id)
     }
   })
+
+  test('payment.updated for a payment never seen writes nothing', async ({ assert }) => {
+    const { sync, payment } = await setup()
+    const outcome = await sync.sync(
+      event('payment.updated', { paymentId: 'pay_1', status: 'paid', amount: 1000 })
+    )
+    assert.deepEqual(outcome, { type: 'payment.updated' })
+    assert.isNull(await payment())
+  })
+
+  test('a first-seen payment that carries refund lines counts them', async ({ assert }) => {
+    const { sync, payment } = await setup()
+    await sync.sync(
+      event('payment.succeeded', {
+        paymentId: 'pay_1',
+        amount: 1000,
+        refunds: [
+          { id: 'rf_1', amount: 300 },
+          { id: 'rf_2', amount: 200 },
+        ],
+      })
+    )
+    const stored = await payment()
+    assert.deepEqual([stored.status, Number(stored.refunded_amount)], ['paid', 500])
+  })
+
+  test('an event that changes nothing leaves the rows untouched, updated_at included', async ({
+    assert,
+  }) => {
+    const { db, sync, row } = await setup()
+    const paid = { paymentId: 'pay_1', amount: 1000, paidAt: '2030-01-01T00:00:00Z' }
+    const opened = { disputeId: 'dp_1', paymentId: 'pay_1', amount: 1000 }
+    const active = { subscriptionId: 'sub_1', status: 'active' }
+    await sync.sync(event('payment.succeeded', paid))
+    await sync.sync(event('payment.disputed', opened))
+    await sync.sync(event('subscription.created', active))
+    const longAgo = new Date('2001-01-01T00:00:00Z')
+    for (const table of [TABLES.payments, TABLES.disputes, TABLES.subscriptions]) {
+      await db.connection().from(table).update({ updated_at: longAgo })
+    }
+    // a warning after the dispute opened (a dispute never moves back), and the same payment
+    // and subscription facts under new event ids: nothing to change in any row
+    await sync.sync(event('payment.succeeded', paid))
+    await sync.sync(event('payment.dispute_warning', opened))
+    await sync.sync(event('subscription.created', active))
+    for (const [table, where] of [
+      [TABLES.payments, { payment_id: 'pay_1' }],
+      [TABLES.disputes, { dispute_id: 'dp_1' }],
+      [TABLES.subscriptions, { subscription_id: 'sub_1' }],
+    ] as const) {
+      const stored = await row(table, where)
+      assert.equal(new Date(stored.updated_at).getTime(), longAgo.getTime(), table)
+    }
+  })
+
+  test('a dispute moves its own payment only, and one for a payment never seen is still kept', async ({
+    assert,
+  }) => {
+    const { sync, row } = await setup()
+    await sync.sync(event('payment.succeeded', { paymentId: 'pay_0', amount: 500 }))
+    await sync.sync(event('payment.succeeded', { paymentId: 'pay_1', amount: 1000 }))
+    await sync.sync(
+      event('payment.disputed', { disputeId: 'dp_1', paymentId: 'pay_1', amount: 1000 })
+    )
+    const other = await row(TABLES.payments, { payment_id: 'pay_0' })
+    const disputed = await row(TABLES.payments, { payment_id: 'pay_1' })
+    assert.deepEqual([other.status, disputed.status], ['paid', 'disputed'])
+
+    const orphan = await sync.sync(
+      event('payment.disputed', { disputeId: 'dp_9', paymentId: 'pay_9', amount: 70 })
+    )
+    assert.deepEqual(orphan, { type: 'payment.disputed' })
+    const kept = await row(TABLES.disputes, { dispute_id: 'dp_9' })
+    assert.equal(Number(kept.amount), 70)
+    assert.isNull(await row(TABLES.payments, { payment_id: 'pay_9' }))
+  })
+
+  test('refunds of one payment delivered at once all count (the payment row is locked first)', async ({
+    assert,
+  }) => {
+    const { sync, payment } = await setup()
+    await sync.sync(event('payment.succeeded', { paymentId: 'pay_1', amount: 1000 }))
+    await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        sync.sync(
+          event('payment.updated', {
+            paymentId: 'pay_1',
+            refunds: [{ id: `rf_${index}`, amount: 100 }],
+          })
+        )
+      )
+    )
+    const stored = await payment()
+    assert.deepEqual([stored.status, Number(stored.refunded_amount)], ['refunded', 1000])
+  })
 })
