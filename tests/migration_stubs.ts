@@ -107,8 +107,9 @@ async function stubTables(features: MigrationFeature[]) {
   for (const name of features.flatMap((feature) => [...MIGRATION_STUBS[feature]])) {
     const source = await readFile(new URL(`${name}.stub`, STUBS), 'utf8')
     const declared = source.match(/tableName = '([^']+)'/)
-    // A stub that alters a table (adds a column) drops nothing of its own
-    if (declared && source.includes('createTable(')) tables.push(declared[1])
+    // A stub that alters a table an earlier stub created (adds a column) owns nothing of its
+    // own: listed again, that table would be dropped before the tables that reference it
+    if (declared && !tables.includes(declared[1])) tables.push(declared[1])
     for (const match of source.matchAll(/createTable\('([^']+)'/g)) tables.push(match[1])
   }
   return tables
