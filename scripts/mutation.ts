@@ -1,8 +1,8 @@
 /**
  * `npm run mutation [-- <group> ...]`: runs StrykerJS once per module group
  * with the group's targeted spec files (on SQLite unless the group names
- * other databases), then prints the mutation
- * score per group and every surviving mutant. See docs/testing.md.
+ * other databases), then prints the mutation score per group and every
+ * surviving mutant. See docs/testing.md.
  */
 import { relative } from 'node:path'
 import { Stryker } from '@stryker-mutator/core'
