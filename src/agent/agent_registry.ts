@@ -1,9 +1,9 @@
 import { agentOptionsOf, systemPromptMethodOf } from './decorators.ts'
+import { CONFIG_FILE, positiveInteger } from './config_checks.ts'
 import { AgentConfigException } from './errors.ts'
 import { resolveHandoffs } from './handoff.ts'
 import type { AgentClass, ResolvedAgent } from './types.ts'
 
-const FILE = 'config/agent.ts'
 const AGENT_NAME = /^[a-zA-Z0-9_-]{1,100}$/
 
 /** Where the agent classes come from, for the messages of boot errors */
@@ -25,22 +25,7 @@ function placeOf(agentClass: unknown, index: number, source: AgentSource) {
   if (source.kind === 'discovered') {
     return `${source.files.get(agentClass as AgentClass)} (discovered in app/agents/)`
   }
-  return `"agents[${index}]" in ${FILE}`
-}
-
-function positiveOption<T extends number | undefined>(
-  option: 'maxSteps' | 'maxOutputTokens',
-  name: string,
-  value: unknown,
-  fallback: T
-): number | T {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new AgentConfigException(
-      `Invalid "${option}" of agent "${name}" in ${FILE}: expected a positive integer, received ${JSON.stringify(value)}`
-    )
-  }
-  return value
+  return `"agents[${index}]" in ${CONFIG_FILE}`
 }
 
 /**
@@ -70,7 +55,7 @@ export function resolveAgentRegistry(classes: unknown[], options: AgentRegistryO
     if (twin) {
       throw new AgentConfigException(
         source.kind === 'config'
-          ? `Two agents are named "${agentOptions.name}" in "agents" of ${FILE}: agent names must be unique`
+          ? `Two agents are named "${agentOptions.name}" in "agents" of ${CONFIG_FILE}: agent names must be unique`
           : `Two agents are named "${agentOptions.name}" in app/agents/ (${source.files.get(twin.agentClass!)} and ${source.files.get(klass)}): agent names must be unique`
       )
     }
@@ -82,21 +67,22 @@ export function resolveAgentRegistry(classes: unknown[], options: AgentRegistryO
     const unknownTool = agentOptions.tools?.find((name) => !options.toolNames.has(name))
     if (unknownTool) {
       throw new AgentConfigException(
-        `Agent "${agentOptions.name}" lists tool "${unknownTool}", which is not in "tools" of ${FILE}. Add the tool or remove it from the agent's tools`
+        `Agent "${agentOptions.name}" lists tool "${unknownTool}", which is not in "tools" of ${CONFIG_FILE}. Add the tool or remove it from the agent's tools`
       )
     }
     handoffs.set(agentOptions.name, agentOptions.handoff)
+    const agentOf = `agent "${agentOptions.name}"`
     agents.push({
       name: agentOptions.name,
       description: agentOptions.description ?? '',
       systemPrompt: agentOptions.systemPrompt,
       model: agentOptions.model,
-      maxSteps: positiveOption('maxSteps', agentOptions.name, agentOptions.maxSteps, maxSteps),
-      maxOutputTokens: positiveOption(
+      maxSteps: positiveInteger('maxSteps', agentOptions.maxSteps, maxSteps, { of: agentOf }),
+      maxOutputTokens: positiveInteger(
         'maxOutputTokens',
-        agentOptions.name,
         agentOptions.maxOutputTokens,
-        options.maxOutputTokens
+        options.maxOutputTokens,
+        { of: agentOf }
       ),
       tools: agentOptions.tools,
       handoff: [],
@@ -119,7 +105,7 @@ export function resolveAgentRegistry(classes: unknown[], options: AgentRegistryO
   let defaultAgent = options.defaultAgent
   if (defaultAgent !== undefined && !agents.some((known) => known.name === defaultAgent)) {
     throw new AgentConfigException(
-      `"defaultAgent" in ${FILE} is "${defaultAgent}", which is not one of the agents: ${agents.map((known) => known.name).join(', ')}`
+      `"defaultAgent" in ${CONFIG_FILE} is "${defaultAgent}", which is not one of the agents: ${agents.map((known) => known.name).join(', ')}`
     )
   }
   defaultAgent ??= agents.length === 1 ? agents[0].name : 'default'

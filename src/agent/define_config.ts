@@ -5,6 +5,7 @@ import type { Database } from '@adonisjs/lucid/database'
 import type { LanguageModel } from 'ai'
 import { assertPackagesInstalled } from '../shared/optional_import.ts'
 import { resolveAgentRegistry } from './agent_registry.ts'
+import { CONFIG_FILE, positiveInteger } from './config_checks.ts'
 import { resolveAttachments } from './attachments/config.ts'
 import { resolveRetrieval } from './retrieval.ts'
 import { discoverAgents } from './discovery.ts'
@@ -28,18 +29,7 @@ import type {
   RolesPolicy,
 } from './types.ts'
 
-const FILE = 'config/agent.ts'
 const DEFAULT_MAX_STEPS = 8
-
-function positiveInteger(name: string, value: unknown, fallback?: number): number | undefined {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new AgentConfigException(
-      `Invalid "${name}" in ${FILE}: expected a positive integer, received ${JSON.stringify(value)}`
-    )
-  }
-  return value
-}
 
 /**
  * The default tool gate: the actor needs one of the tool's roles, or one of
@@ -65,7 +55,7 @@ export const actors = {
       const auth = (ctx as { auth?: { user?: any } }).auth
       if (!auth) {
         throw new AgentConfigException(
-          `actors.auth() in ${FILE} needs @adonisjs/auth on the agent routes: add the auth middleware to "middleware" (for example middleware: [middleware.auth()])`
+          `actors.auth() in ${CONFIG_FILE} needs @adonisjs/auth on the agent routes: add the auth middleware to "middleware" (for example middleware: [middleware.auth()])`
         )
       }
       const user = auth.user
@@ -107,7 +97,7 @@ export const stores = {
     return async (app) => {
       if (!app.container.hasBinding('lucid.db')) {
         throw new AgentConfigException(
-          `The agent store in ${FILE} needs @adonisjs/lucid: run "node ace add @adonisjs/lucid", or set "store" to another store`
+          `The agent store in ${CONFIG_FILE} needs @adonisjs/lucid: run "node ace add @adonisjs/lucid", or set "store" to another store`
         )
       }
       const { LucidAgentStore } = await import('./store/lucid.ts')
@@ -130,7 +120,7 @@ function resolveFollowUps(value: AgentConfigInput['followUps']) {
   const count = typeof value === 'object' && value !== null ? value.count : undefined
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 10) {
     throw new AgentConfigException(
-      `Invalid "followUps" in ${FILE}: expected true, false or { count } with a count from 1 to 10, received ${JSON.stringify(value)}`
+      `Invalid "followUps" in ${CONFIG_FILE}: expected true, false or { count } with a count from 1 to 10, received ${JSON.stringify(value)}`
     )
   }
   return { count }
@@ -141,23 +131,23 @@ function resolveDashboard(dashboard: AgentConfigInput['dashboard']) {
   if (dashboard === undefined) return undefined
   if (!dashboard || typeof dashboard !== 'object') {
     throw new AgentConfigException(
-      `Invalid "dashboard" in ${FILE}: expected { path?, middleware?, authorize? }`
+      `Invalid "dashboard" in ${CONFIG_FILE}: expected { path?, middleware?, authorize? }`
     )
   }
   const path = (dashboard.path ?? '/ai-gateway/api').replace(/^\/+|\/+$/g, '')
   if (!/^[a-zA-Z0-9_\-/]+$/.test(path)) {
     throw new AgentConfigException(
-      `Invalid "dashboard.path" in ${FILE}: ${JSON.stringify(dashboard.path)} must be a route prefix such as "/ai-gateway/api"`
+      `Invalid "dashboard.path" in ${CONFIG_FILE}: ${JSON.stringify(dashboard.path)} must be a route prefix such as "/ai-gateway/api"`
     )
   }
   if (dashboard.middleware !== undefined && !Array.isArray(dashboard.middleware)) {
     throw new AgentConfigException(
-      `Invalid "dashboard.middleware" in ${FILE}: expected an array of middleware`
+      `Invalid "dashboard.middleware" in ${CONFIG_FILE}: expected an array of middleware`
     )
   }
   if (dashboard.authorize !== undefined && typeof dashboard.authorize !== 'function') {
     throw new AgentConfigException(
-      `Invalid "dashboard.authorize" in ${FILE}: expected a function (ctx) => boolean`
+      `Invalid "dashboard.authorize" in ${CONFIG_FILE}: expected a function (ctx) => boolean`
     )
   }
   return { path, middleware: dashboard.middleware ?? [], authorize: dashboard.authorize }
@@ -177,7 +167,7 @@ async function resolveQuotaStore(
     const built = typeof quota === 'function' ? await quota(app) : quota
     if (!isQuotaStore(built)) {
       throw new AgentConfigException(
-        `The "quota" factory in ${FILE} did not return a quota store (an object with reserve, settle, release and used)`
+        `The "quota" factory in ${CONFIG_FILE} did not return a quota store (an object with reserve, settle, release and used)`
       )
     }
     return built
@@ -185,7 +175,7 @@ async function resolveQuotaStore(
   if (limitTokens === undefined) return undefined
   if (!store.dailyQuota) {
     throw new AgentConfigException(
-      `"quotaLimitTokens" in ${FILE} needs a store that keeps quotas, such as stores.lucid(). Set "quota" to a quota store (quotas.redis(...)) or remove quotaLimitTokens`
+      `"quotaLimitTokens" in ${CONFIG_FILE} needs a store that keeps quotas, such as stores.lucid(). Set "quota" to a quota store (quotas.redis(...)) or remove quotaLimitTokens`
     )
   }
   return store.dailyQuota(limitTokens)
@@ -197,26 +187,28 @@ async function resolveQuotaStore(
  */
 export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedAgentConfig> {
   if (!config || typeof config !== 'object') {
-    throw new AgentConfigException(`${FILE} must export defineConfig({ model, actorResolver })`)
+    throw new AgentConfigException(
+      `${CONFIG_FILE} must export defineConfig({ model, actorResolver })`
+    )
   }
   if (!config.model) {
     throw new AgentConfigException(
-      `Missing "model" in ${FILE}. Set an AI SDK model, for example model: models.anthropic('claude-sonnet-4-5', { apiKey: env.get('ANTHROPIC_API_KEY') })`
+      `Missing "model" in ${CONFIG_FILE}. Set an AI SDK model, for example model: models.anthropic('claude-sonnet-4-5', { apiKey: env.get('ANTHROPIC_API_KEY') })`
     )
   }
   if (typeof config.actorResolver !== 'function') {
     throw new AgentConfigException(
-      `Missing "actorResolver" in ${FILE}. Use actors.auth() with @adonisjs/auth, or your own (ctx) => ({ id, roles }): no default fabricates a caller`
+      `Missing "actorResolver" in ${CONFIG_FILE}. Use actors.auth() with @adonisjs/auth, or your own (ctx) => ({ id, roles }): no default fabricates a caller`
     )
   }
   if (config.dispatchedSteps === true && config.durable !== true) {
     throw new AgentConfigException(
-      `"dispatchedSteps: true" in ${FILE} needs "durable: true": dispatched steps only exist in durable runs. Remove dispatchedSteps or set durable: true`
+      `"dispatchedSteps: true" in ${CONFIG_FILE} needs "durable: true": dispatched steps only exist in durable runs. Remove dispatchedSteps or set durable: true`
     )
   }
   if (config.durable === true) {
     throw new AgentConfigException(
-      `"durable: true" in ${FILE} needs the durable module and a configured durable engine, which this version of adonis-atrium does not include. Remove durable (and dispatchedSteps)`
+      `"durable: true" in ${CONFIG_FILE} needs the durable module and a configured durable engine, which this version of adonis-atrium does not include. Remove durable (and dispatchedSteps)`
     )
   }
   if (
@@ -225,46 +217,46 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
     !isQuotaStore(config.quota)
   ) {
     throw new AgentConfigException(
-      `Invalid "quota" in ${FILE}: expected quotas.redis({ connection: 'main', limitTokens }), quotas.lucid({ limitTokens }) or an object with reserve, settle, release and used`
+      `Invalid "quota" in ${CONFIG_FILE}: expected quotas.redis({ connection: 'main', limitTokens }), quotas.lucid({ limitTokens }) or an object with reserve, settle, release and used`
     )
   }
   const quotaLimitTokens = positiveInteger('quotaLimitTokens', config.quotaLimitTokens)
   const quotaReserveTokens = positiveInteger('quotaReserveTokens', config.quotaReserveTokens, 8192)!
-  const quotaTimeZone = assertTimeZone(config.quotaTimeZone ?? 'UTC', 'quotaTimeZone', FILE)
+  const quotaTimeZone = assertTimeZone(config.quotaTimeZone ?? 'UTC', 'quotaTimeZone', CONFIG_FILE)
   const path = (config.path ?? 'agent').replace(/^\/+|\/+$/g, '')
   if (!/^[a-zA-Z0-9_\-/]+$/.test(path)) {
     throw new AgentConfigException(
-      `Invalid "path" in ${FILE}: ${JSON.stringify(config.path)} must be a route prefix such as "agent"`
+      `Invalid "path" in ${CONFIG_FILE}: ${JSON.stringify(config.path)} must be a route prefix such as "agent"`
     )
   }
   if (config.middleware !== undefined && !Array.isArray(config.middleware)) {
     throw new AgentConfigException(
-      `Invalid "middleware" in ${FILE}: expected an array, for example [middleware.auth()]`
+      `Invalid "middleware" in ${CONFIG_FILE}: expected an array, for example [middleware.auth()]`
     )
   }
   const defaultRoles = config.defaultRoles ?? ['ADMIN']
   if (!Array.isArray(defaultRoles) || defaultRoles.some((role) => typeof role !== 'string')) {
     throw new AgentConfigException(
-      `Invalid "defaultRoles" in ${FILE}: expected an array of role names`
+      `Invalid "defaultRoles" in ${CONFIG_FILE}: expected an array of role names`
     )
   }
   if (config.rolesPolicy !== undefined && typeof config.rolesPolicy !== 'function') {
     throw new AgentConfigException(
-      `Invalid "rolesPolicy" in ${FILE}: expected a function ({ actor, toolName, roles }) => boolean`
+      `Invalid "rolesPolicy" in ${CONFIG_FILE}: expected a function ({ actor, toolName, roles }) => boolean`
     )
   }
   const toolTimeoutMs = positiveInteger('toolTimeoutMs', config.toolTimeoutMs)
   const maxSteps = positiveInteger('maxSteps', config.maxSteps, DEFAULT_MAX_STEPS)!
 
   if (config.tools !== undefined && !Array.isArray(config.tools)) {
-    throw new AgentConfigException(`Invalid "tools" in ${FILE}: expected an array of tools`)
+    throw new AgentConfigException(`Invalid "tools" in ${CONFIG_FILE}: expected an array of tools`)
   }
   const tools = (config.tools ?? []).map((tool, index) => resolveTool(tool, index))
   const names = new Set<string>()
   for (const tool of tools) {
     if (names.has(tool.spec.name)) {
       throw new AgentConfigException(
-        `Two tools are named "${tool.spec.name}" in "tools" of ${FILE}: tool names must be unique`
+        `Two tools are named "${tool.spec.name}" in "tools" of ${CONFIG_FILE}: tool names must be unique`
       )
     }
     assertNotHandoffName(tool.spec.name)
@@ -272,15 +264,17 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   }
   if (config.agents !== undefined && !Array.isArray(config.agents)) {
     throw new AgentConfigException(
-      `Invalid "agents" in ${FILE}: expected an array of agent classes`
+      `Invalid "agents" in ${CONFIG_FILE}: expected an array of agent classes`
     )
   }
   if (config.discoverAgents !== undefined && typeof config.discoverAgents !== 'boolean') {
-    throw new AgentConfigException(`Invalid "discoverAgents" in ${FILE}: expected true or false`)
+    throw new AgentConfigException(
+      `Invalid "discoverAgents" in ${CONFIG_FILE}: expected true or false`
+    )
   }
   if (config.discoverAgents === true && config.agents !== undefined) {
     throw new AgentConfigException(
-      `"discoverAgents: true" and "agents" are both set in ${FILE}: agents come either from the list or from app/agents/. Remove one of them`
+      `"discoverAgents: true" and "agents" are both set in ${CONFIG_FILE}: agents come either from the list or from app/agents/. Remove one of them`
     )
   }
   const registryOptions = {
@@ -309,11 +303,11 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   }
   if (config.sink !== undefined && typeof config.sink !== 'function') {
     throw new AgentConfigException(
-      `Invalid "sink" in ${FILE}: use sinks.memory() or sinks.redis({ connection: 'main' })`
+      `Invalid "sink" in ${CONFIG_FILE}: use sinks.memory() or sinks.redis({ connection: 'main' })`
     )
   }
   const dashboard = resolveDashboard(config.dashboard)
-  const pricing = resolvePricing(config.pricing, FILE)
+  const pricing = resolvePricing(config.pricing, CONFIG_FILE)
   const maxMessageLength = positiveInteger('maxMessageLength', config.maxMessageLength, 100_000)!
   const followUps = resolveFollowUps(config.followUps)
   const maxPageContextBytes = positiveInteger(
@@ -321,7 +315,7 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
     config.maxPageContextBytes,
     16_384
   )!
-  const contributors = resolveContributors(config.systemPromptContributors, FILE)
+  const contributors = resolveContributors(config.systemPromptContributors, CONFIG_FILE)
   const modelMaxRetries =
     config.modelMaxRetries === 0 ? 0 : positiveInteger('modelMaxRetries', config.modelMaxRetries, 2)
   const attachments = resolveAttachments(config.attachments)
@@ -345,7 +339,7 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       const lazy = isLazyModel(config.model) ? config.model : undefined
       assertPackagesInstalled(
         lazy ? ['ai', lazy.packageName] : ['ai'],
-        `The agent gateway (${FILE})`
+        `The agent gateway (${CONFIG_FILE})`
       )
       const { AiSdkModel } = await import('./model/ai_sdk.ts')
       const languageModel = lazy ? await lazy.resolve() : (config.model as LanguageModel)
@@ -356,7 +350,7 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
     if (Object.keys(pricing).length) {
       if (!store.pricing) {
         throw new AgentConfigException(
-          `"pricing" in ${FILE} needs a store that keeps prices, such as stores.lucid(). Remove pricing or change the store`
+          `"pricing" in ${CONFIG_FILE} needs a store that keeps prices, such as stores.lucid(). Remove pricing or change the store`
         )
       }
       store.pricing.useDefaults(pricing)

@@ -1,12 +1,11 @@
 import type { Database } from '@adonisjs/lucid/database'
 import type { Redis } from 'ioredis'
 import { assertPackagesInstalled, importOptional } from '../shared/optional_import.ts'
+import { CONFIG_FILE } from './config_checks.ts'
 import debug from './debug.ts'
 import { AgentConfigException } from './errors.ts'
 import type { QuotaStoreFactory } from './quota/contract.ts'
 import { adonisRedis } from './sinks.ts'
-
-const FILE = 'config/agent.ts'
 
 /** `quotas.redis()` options: a named `@adonisjs/redis` connection, or a URL */
 export interface RedisQuotaConfig {
@@ -23,7 +22,7 @@ export interface RedisQuotaConfig {
 function limitOf(helper: string, value: unknown) {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
     throw new AgentConfigException(
-      `Invalid "limitTokens" of ${helper}() in ${FILE}: expected a positive integer (the daily token budget per actor), received ${JSON.stringify(value)}`
+      `Invalid "limitTokens" of ${helper}() in ${CONFIG_FILE}: expected a positive integer (the daily token budget per actor), received ${JSON.stringify(value)}`
     )
   }
   return value
@@ -40,7 +39,7 @@ export const quotas = {
     return async (app) => {
       if (!app.container.hasBinding('lucid.db')) {
         throw new AgentConfigException(
-          `quotas.lucid() in ${FILE} needs @adonisjs/lucid: run "node ace add @adonisjs/lucid", or use quotas.redis()`
+          `quotas.lucid() in ${CONFIG_FILE} needs @adonisjs/lucid: run "node ace add @adonisjs/lucid", or use quotas.redis()`
         )
       }
       const db: Database = await app.container.make('lucid.db' as any)
@@ -58,13 +57,13 @@ export const quotas = {
     const limitTokens = limitOf('quotas.redis', options?.limitTokens)
     if ((connection === undefined) === (url === undefined)) {
       throw new AgentConfigException(
-        `quotas.redis() in ${FILE} needs one of { connection: 'main' } (a connection of config/redis.ts) or { url: 'redis://…' }`
+        `quotas.redis() in ${CONFIG_FILE} needs one of { connection: 'main' } (a connection of config/redis.ts) or { url: 'redis://…' }`
       )
     }
     for (const [name, value] of Object.entries({ connection, url, prefix: options.prefix })) {
       if (value !== undefined && (typeof value !== 'string' || !value)) {
         throw new AgentConfigException(
-          `Invalid "${name}" of quotas.redis() in ${FILE}: expected a non-empty string`
+          `Invalid "${name}" of quotas.redis() in ${CONFIG_FILE}: expected a non-empty string`
         )
       }
     }
@@ -73,10 +72,10 @@ export const quotas = {
       if (connection) {
         redis = await adonisRedis(app, connection, 'quotas.redis')
       } else {
-        assertPackagesInstalled(['ioredis'], `quotas.redis({ url }) in ${FILE}`)
+        assertPackagesInstalled(['ioredis'], `quotas.redis({ url }) in ${CONFIG_FILE}`)
         const { Redis: Client } = await importOptional<typeof import('ioredis')>(
           'ioredis',
-          `quotas.redis({ url }) in ${FILE}`
+          `quotas.redis({ url }) in ${CONFIG_FILE}`
         )
         redis = new Client(url!, { maxRetriesPerRequest: 2 })
         // The fallback connection is ours: its errors fail the calls that meet them, never the process

@@ -1,9 +1,9 @@
 import { publishAgentEvent } from './diagnostics.ts'
+import { CONFIG_FILE, positiveInteger } from './config_checks.ts'
 import { AgentConfigException } from './errors.ts'
 import type { ModelMessage } from './model/port.ts'
 import type { AgentActor } from './types.ts'
 
-const FILE = 'config/agent.ts'
 const DEFAULT_TOP_K = 5
 const MAX_TOP_K = 50
 const DEFAULT_TIMEOUT_MS = 10_000
@@ -54,27 +54,20 @@ export function resolveRetrieval(input: AgentRetrievalConfig | undefined) {
   if (input === undefined) return undefined
   if (typeof input !== 'object' || input === null || input.mode !== 'inject') {
     throw new AgentConfigException(
-      `Invalid "retrieval" in ${FILE}: the only mode is "inject", as in retrieval: { mode: 'inject', retriever: async ({ query, topK }) => [...] }`
+      `Invalid "retrieval" in ${CONFIG_FILE}: the only mode is "inject", as in retrieval: { mode: 'inject', retriever: async ({ query, topK }) => [...] }`
     )
   }
   if (typeof input.retriever !== 'function') {
     throw new AgentConfigException(
-      `Missing "retrieval.retriever" in ${FILE}: set a function ({ query, actor, threadId, topK, signal }) => passages`
+      `Missing "retrieval.retriever" in ${CONFIG_FILE}: set a function ({ query, actor, threadId, topK, signal }) => passages`
     )
-  }
-  const integer = (name: string, value: unknown, fallback: number, max: number) => {
-    if (value === undefined) return fallback
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-      throw new AgentConfigException(
-        `Invalid "retrieval.${name}" in ${FILE}: expected an integer from 1 to ${max}, received ${JSON.stringify(value)}`
-      )
-    }
-    return value
   }
   return {
     retriever: input.retriever,
-    topK: integer('topK', input.topK, DEFAULT_TOP_K, MAX_TOP_K),
-    timeoutMs: integer('timeoutMs', input.timeoutMs, DEFAULT_TIMEOUT_MS, 600_000),
+    topK: positiveInteger('retrieval.topK', input.topK, DEFAULT_TOP_K, { max: MAX_TOP_K }),
+    timeoutMs: positiveInteger('retrieval.timeoutMs', input.timeoutMs, DEFAULT_TIMEOUT_MS, {
+      max: 600_000,
+    }),
   }
 }
 

@@ -1,11 +1,10 @@
 import type { ApplicationService } from '@adonisjs/core/types'
 import type { Redis } from 'ioredis'
 import { assertPackagesInstalled, importOptional } from '../shared/optional_import.ts'
+import { CONFIG_FILE } from './config_checks.ts'
 import debug from './debug.ts'
 import { AgentConfigException } from './errors.ts'
 import type { RedisRunSink } from './sink/redis.ts'
-
-const FILE = 'config/agent.ts'
 
 /** What a sink factory learns from the rest of the config */
 export interface SinkContext {
@@ -42,7 +41,7 @@ export async function adonisRedis(
 ): Promise<Redis> {
   if (!app.container.hasBinding('redis' as any)) {
     throw new AgentConfigException(
-      `${helper}({ connection: '${name}' }) in ${FILE} needs @adonisjs/redis: run "node ace add @adonisjs/redis", or pass { url } instead`
+      `${helper}({ connection: '${name}' }) in ${CONFIG_FILE} needs @adonisjs/redis: run "node ace add @adonisjs/redis", or pass { url } instead`
     )
   }
   const manager: any = await app.container.make('redis' as any)
@@ -67,20 +66,20 @@ export const sinks = {
     const { connection, url } = options ?? {}
     if ((connection === undefined) === (url === undefined)) {
       throw new AgentConfigException(
-        `sinks.redis() in ${FILE} needs one of { connection: 'main' } (a connection of config/redis.ts) or { url: 'redis://…' }`
+        `sinks.redis() in ${CONFIG_FILE} needs one of { connection: 'main' } (a connection of config/redis.ts) or { url: 'redis://…' }`
       )
     }
     for (const [name, value] of Object.entries({ connection, url, prefix: options.prefix })) {
       if (value !== undefined && (typeof value !== 'string' || !value)) {
         throw new AgentConfigException(
-          `Invalid "${name}" of sinks.redis() in ${FILE}: expected a non-empty string`
+          `Invalid "${name}" of sinks.redis() in ${CONFIG_FILE}: expected a non-empty string`
         )
       }
     }
     const leaseMs = options.leaseMs ?? 10_000
     if (!Number.isInteger(leaseMs) || leaseMs < 100) {
       throw new AgentConfigException(
-        `Invalid "leaseMs" of sinks.redis() in ${FILE}: expected an integer of at least 100 (milliseconds), received ${JSON.stringify(options.leaseMs)}`
+        `Invalid "leaseMs" of sinks.redis() in ${CONFIG_FILE}: expected an integer of at least 100 (milliseconds), received ${JSON.stringify(options.leaseMs)}`
       )
     }
     return async (app, context) => {
@@ -93,10 +92,10 @@ export const sinks = {
       if (connection) {
         redis = await adonisRedis(app, connection)
       } else {
-        assertPackagesInstalled(['ioredis'], `sinks.redis({ url }) in ${FILE}`)
+        assertPackagesInstalled(['ioredis'], `sinks.redis({ url }) in ${CONFIG_FILE}`)
         const { Redis: Client } = await importOptional<typeof import('ioredis')>(
           'ioredis',
-          `sinks.redis({ url }) in ${FILE}`
+          `sinks.redis({ url }) in ${CONFIG_FILE}`
         )
         redis = new Client(url!, { maxRetriesPerRequest: 2 })
         // The fallback connection is ours: its errors are reported, never unhandled

@@ -162,3 +162,25 @@ export function shows(
 /** The statuses the page went through, each once in a row */
 export const statuses = (tab: Page): Promise<string[]> =>
   tab.evaluate(() => (globalThis as any).__page.statuses)
+
+/**
+ * One comment through the `useComments` hook of two pages of the text page:
+ * created on the first, seen on the second after a refresh, resolved there,
+ * then removed on the first
+ */
+export async function roundTripComment(alice: Page, bob: Page) {
+  await alice.evaluate(() =>
+    (globalThis as any).__page.comments.create({
+      anchor: { kind: 'text-range', start: 0, end: 5, selectedText: 'first' },
+      body: 'Why first?',
+    })
+  )
+  await shows(alice, '#comments', 'textContent', 'Why first?')
+  await bob.evaluate(() => (globalThis as any).__page.comments.refresh())
+  await shows(bob, '#comments', 'textContent', 'Why first?')
+  const commentId = await bob.evaluate(() => (globalThis as any).__page.comments.comments[0].id)
+  await bob.evaluate((id) => (globalThis as any).__page.comments.resolve(id), commentId)
+  await shows(bob, '#comments', 'textContent', 'Why first? (resolved)')
+  await alice.evaluate((id) => (globalThis as any).__page.comments.remove(id), commentId)
+  await shows(alice, '#comments', 'textContent', '')
+}

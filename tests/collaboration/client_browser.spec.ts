@@ -1,6 +1,13 @@
 import { test } from '@japa/runner'
 import type { Browser } from 'playwright-core'
-import { launchChromium, openPage, setupPageApp, shows, statuses } from './browser_pages.ts'
+import {
+  launchChromium,
+  openPage,
+  roundTripComment,
+  setupPageApp,
+  shows,
+  statuses,
+} from './browser_pages.ts'
 
 test.group('Collaboration client in a real browser (React hooks on Yjs)', (group) => {
   let browser: Browser
@@ -93,22 +100,7 @@ test.group('Collaboration client in a real browser (React hooks on Yjs)', (group
     await alice.tab.locator('#editor').pressSequentially('first draft')
     await shows(bob.tab, '#editor', 'value', 'first draft')
 
-    await alice.tab.evaluate(() =>
-      (globalThis as any).__page.comments.create({
-        anchor: { kind: 'text-range', start: 0, end: 5, selectedText: 'first' },
-        body: 'Why first?',
-      })
-    )
-    await shows(alice.tab, '#comments', 'textContent', 'Why first?')
-    await bob.tab.evaluate(() => (globalThis as any).__page.comments.refresh())
-    await shows(bob.tab, '#comments', 'textContent', 'Why first?')
-    const commentId = await bob.tab.evaluate(
-      () => (globalThis as any).__page.comments.comments[0].id
-    )
-    await bob.tab.evaluate((id) => (globalThis as any).__page.comments.resolve(id), commentId)
-    await shows(bob.tab, '#comments', 'textContent', 'Why first? (resolved)')
-    await alice.tab.evaluate((id) => (globalThis as any).__page.comments.remove(id), commentId)
-    await shows(alice.tab, '#comments', 'textContent', '')
+    await roundTripComment(alice.tab, bob.tab)
 
     await alice.tab.evaluate(() => (globalThis as any).__page.versions.create('draft'))
     await shows(alice.tab, '#versions', 'textContent', 'draft')

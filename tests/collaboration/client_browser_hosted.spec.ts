@@ -1,7 +1,14 @@
 import * as Y from 'yjs'
 import { test } from '@japa/runner'
 import type { Browser } from 'playwright-core'
-import { launchChromium, openPage, setupPageApp, shows, statuses } from './browser_pages.ts'
+import {
+  launchChromium,
+  openPage,
+  roundTripComment,
+  setupPageApp,
+  shows,
+  statuses,
+} from './browser_pages.ts'
 import {
   JWT_SECRET,
   WORKER_SECRET,
@@ -176,22 +183,7 @@ test.group('Collaboration client in a real browser (React hooks on PartyServer)'
     await alice.tab.locator('#editor').pressSequentially('first draft')
     await shows(bob.tab, '#editor', 'value', 'first draft')
 
-    await alice.tab.evaluate(() =>
-      (globalThis as any).__page.comments.create({
-        anchor: { kind: 'text-range', start: 0, end: 5, selectedText: 'first' },
-        body: 'Why first?',
-      })
-    )
-    await shows(alice.tab, '#comments', 'textContent', 'Why first?')
-    await bob.tab.evaluate(() => (globalThis as any).__page.comments.refresh())
-    await shows(bob.tab, '#comments', 'textContent', 'Why first?')
-    const commentId = await bob.tab.evaluate(
-      () => (globalThis as any).__page.comments.comments[0].id
-    )
-    await bob.tab.evaluate((id) => (globalThis as any).__page.comments.resolve(id), commentId)
-    await shows(bob.tab, '#comments', 'textContent', 'Why first? (resolved)')
-    await alice.tab.evaluate((id) => (globalThis as any).__page.comments.remove(id), commentId)
-    await shows(alice.tab, '#comments', 'textContent', '')
+    await roundTripComment(alice.tab, bob.tab)
 
     // a version snapshots what the app stores: once the room has saved the draft
     await waitForStored(storedText, doc, 'first draft')

@@ -1,8 +1,7 @@
 import type { ApplicationService } from '@adonisjs/core/types'
+import { CONFIG_FILE, positiveInteger } from '../config_checks.ts'
 import { AgentConfigException } from '../errors.ts'
 import type { AttachmentStaging, AttachmentStagingFactory } from './staging.ts'
-
-const FILE = 'config/agent.ts'
 
 export const DEFAULT_MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
 export const DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE = 10
@@ -44,16 +43,6 @@ export function normalizeContentType(value: string) {
   return value.split(';')[0].trim().toLowerCase()
 }
 
-function positive(name: string, value: unknown, fallback: number) {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new AgentConfigException(
-      `Invalid "attachments.${name}" in ${FILE}: expected a positive integer, received ${JSON.stringify(value)}`
-    )
-  }
-  return value
-}
-
 /**
  * Validates `attachments` when the config file loads and returns the maker
  * of the resolved options, which builds the staging at boot.
@@ -63,13 +52,17 @@ export function resolveAttachments(
 ): (app: ApplicationService) => Promise<ResolvedAttachments> {
   if (input !== undefined && (typeof input !== 'object' || input === null)) {
     throw new AgentConfigException(
-      `Invalid "attachments" in ${FILE}: expected { maxBytes?, allowedContentTypes?, maxPerMessage?, upload?, staging? }`
+      `Invalid "attachments" in ${CONFIG_FILE}: expected { maxBytes?, allowedContentTypes?, maxPerMessage?, upload?, staging? }`
     )
   }
   const options = input ?? {}
-  const maxBytes = positive('maxBytes', options.maxBytes, DEFAULT_MAX_ATTACHMENT_BYTES)
-  const maxPerMessage = positive(
-    'maxPerMessage',
+  const maxBytes = positiveInteger(
+    'attachments.maxBytes',
+    options.maxBytes,
+    DEFAULT_MAX_ATTACHMENT_BYTES
+  )
+  const maxPerMessage = positiveInteger(
+    'attachments.maxPerMessage',
     options.maxPerMessage,
     DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE
   )
@@ -80,23 +73,23 @@ export function resolveAttachments(
     types.some((type) => typeof type !== 'string' || !/^[\w.+-]+\/[\w.+-]+$/.test(type))
   ) {
     throw new AgentConfigException(
-      `Invalid "attachments.allowedContentTypes" in ${FILE}: expected a non-empty list of content types such as "image/png"`
+      `Invalid "attachments.allowedContentTypes" in ${CONFIG_FILE}: expected a non-empty list of content types such as "image/png"`
     )
   }
   if (options.upload !== undefined && typeof options.upload !== 'boolean') {
     throw new AgentConfigException(
-      `Invalid "attachments.upload" in ${FILE}: expected true or false`
+      `Invalid "attachments.upload" in ${CONFIG_FILE}: expected true or false`
     )
   }
   const factory = options.staging
   if (factory !== undefined && !isStagingFactory(factory)) {
     throw new AgentConfigException(
-      `Invalid "attachments.staging" in ${FILE}: expected stagings.fs() or an object with put(attachment, data) and get(id)`
+      `Invalid "attachments.staging" in ${CONFIG_FILE}: expected stagings.fs() or an object with put(attachment, data) and get(id)`
     )
   }
   if (options.upload === true && factory === undefined) {
     throw new AgentConfigException(
-      `"attachments.upload: true" in ${FILE} needs "attachments.staging" to keep the uploaded files. Set staging: stagings.fs() (files in tmp/agent-attachments) or your own AttachmentStaging, or remove upload`
+      `"attachments.upload: true" in ${CONFIG_FILE} needs "attachments.staging" to keep the uploaded files. Set staging: stagings.fs() (files in tmp/agent-attachments) or your own AttachmentStaging, or remove upload`
     )
   }
   const allowedContentTypes = types.map(normalizeContentType)
