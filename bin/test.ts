@@ -21,6 +21,7 @@ const DATABASE_FREE = [
   'tests/pagination/input_rules.spec.ts',
   // an in-memory SQLite of their own (tests/pagination/memory_database.ts), not the run's database
   'tests/pagination/keyset_predicates.spec.ts',
+  'tests/pagination/keyset_values.spec.ts',
   'tests/pagination/keyset_pages.spec.ts',
   'tests/pagination/runner_rules.spec.ts',
   'tests/payments/driver_verification.spec.ts',
@@ -38,6 +39,8 @@ const DATABASE_FREE = [
   'tests/payments/paypal.spec.ts',
   'tests/payments/configure.spec.ts',
   'tests/payments/gateway_api.spec.ts',
+  // an in-memory SQLite of its own (tests/pagination/memory_database.ts)
+  'tests/payments/ledger_memory.spec.ts',
   'tests/console/histogram.spec.ts',
   // its host queries run on an in-memory SQLite of its own, not the run's database
   'tests/console/dashboard_browser.spec.ts',

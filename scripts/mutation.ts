@@ -170,6 +170,8 @@ const GROUPS: Record<string, Group> = {
       'src/payments/ledger/**/*.ts',
       '!src/payments/ledger/claim_writers/postgres.ts',
     ],
+    // the store and every writer on an in-memory SQLite: a mutant they kill costs about 3 s
+    nodbTests: ['tests/payments/ledger_memory.spec.ts'],
     tests: [
       'tests/payments/ledger_claim.spec.ts',
       'tests/payments/concurrency.spec.ts',
@@ -292,6 +294,16 @@ const GROUPS: Record<string, Group> = {
     ],
     tests: ['tests/pagination/filter_runner.spec.ts', 'tests/pagination/errors.spec.ts'],
   },
+  // keyset.ts alone (the keyset group's first half): predicates, probes and cursor values
+  'keyset-sql': {
+    mutate: ['src/pagination/keyset.ts'],
+    nodbTests: [
+      'tests/pagination/keyset_values.spec.ts',
+      'tests/pagination/keyset_predicates.spec.ts',
+      'tests/pagination/keyset_pages.spec.ts',
+      'tests/pagination/runner_rules.spec.ts',
+    ],
+  },
   'keyset': {
     mutate: [
       'src/pagination/keyset.ts',
@@ -300,6 +312,7 @@ const GROUPS: Record<string, Group> = {
     ],
     // In-memory SQLite through a bare Lucid Database: no app boot, no files
     nodbTests: [
+      'tests/pagination/keyset_values.spec.ts',
       'tests/pagination/keyset_predicates.spec.ts',
       'tests/pagination/keyset_pages.spec.ts',
       'tests/pagination/runner_rules.spec.ts',
@@ -336,7 +349,8 @@ for (const name of requested.length ? requested : Object.keys(GROUPS)) {
     run('scripts/mutation_nodb_runner.ts', group.nodbTests),
     ...(group.databases ?? ['sqlite']).map((database) =>
       group.tests?.length
-        ? `DB=${database} ATRIUM_TEST_RUN=${runId} ${run('bin/test.ts', group.tests)}`
+        ? // --bail: a killed mutant stops at its first failing test
+          `DB=${database} ATRIUM_TEST_RUN=${runId} ${run('bin/test.ts', group.tests)} --bail`
         : null
     ),
   ]
