@@ -113,8 +113,13 @@ async function publishHostedWorker(
   }
   const deploy = engine === 'partyserver' ? 'npx wrangler deploy' : 'npx partykit deploy'
   const secret = engine === 'partyserver' ? 'npx wrangler secret put' : 'npx partykit env add'
+  // PartyKit compiles the nearest .env into the room: the scaffold's own must stay
+  const localSecrets =
+    engine === 'partykit'
+      ? ` (for "npx partykit dev", in ${workerDir}/.env; keep that file even empty, or PartyKit compiles the app's .env into the room)`
+      : ''
   command.logger.info(
-    `Room worker in ${workerDir}/: set APP_URL in its config, run "${secret} COLLAB_JWT_SECRET" and "${secret} COLLAB_WORKER_SECRET" with the values of the app's .env, then "${deploy}" and set COLLAB_ROOM_HOST to the worker's host`
+    `Room worker in ${workerDir}/: set APP_URL in its config, run "${secret} COLLAB_JWT_SECRET" and "${secret} COLLAB_WORKER_SECRET" with the values of the app's .env${localSecrets}, then "${deploy}" and set COLLAB_ROOM_HOST to the worker's host`
   )
 }
 

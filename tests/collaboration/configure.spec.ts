@@ -96,6 +96,15 @@ test.group('Collaboration configure', () => {
     await assert.fileContains('rooms/partykit.json', '"main": "src/server.ts"')
     await assert.fileContains('rooms/src/server.ts', "from 'y-partykit'")
     await assert.fileContains('rooms/src/atrium.ts', 'verifyAtriumToken')
+    // the room's own .env, so PartyKit never compiles the app's into the room
+    await assert.fileContains('rooms/.env', 'COLLAB_JWT_SECRET=')
+    assert.isTrue(
+      command.logger
+        .getLogs()
+        .some(
+          (log) => log.message.includes('partykit env add') && log.message.includes('rooms/.env')
+        )
+    )
   })
 
   test('make:collab-document writes a collection that denies until its rule is written, and registers it', async ({
