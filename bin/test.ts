@@ -17,6 +17,7 @@ const DATABASE_FREE = [
   'tests/foundation/install.spec.ts',
   'tests/collaboration/browser.spec.ts',
   'tests/collaboration/hosted_worker.spec.ts',
+  'tests/collaboration/hosted_partykit.spec.ts',
   'tests/pagination/cursor_edges.spec.ts',
   'tests/pagination/input_rules.spec.ts',
   // an in-memory SQLite of their own (tests/pagination/memory_database.ts), not the run's database

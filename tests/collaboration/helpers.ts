@@ -70,12 +70,25 @@ export function tokenFor(
 }
 
 /**
- * A real y-websocket client, destroyed when the test ends.
+ * A real y-websocket client, destroyed when the test ends. `headers` go on
+ * its upgrade requests (what a client could add to its own handshake).
  */
-export function connectClient(wsBase: string, docName: string, token = tokenFor(docName)) {
+export function connectClient(
+  wsBase: string,
+  docName: string,
+  token = tokenFor(docName),
+  options: { headers?: Record<string, string> } = {}
+) {
   const doc = new Y.Doc()
+  const headers = options.headers
   const provider = new WebsocketProvider(wsBase, docName, doc, {
-    WebSocketPolyfill: WebSocket as any,
+    WebSocketPolyfill: headers
+      ? (class extends WebSocket {
+          constructor(url: string, protocols?: string | string[]) {
+            super(url, protocols, { headers })
+          }
+        } as any)
+      : (WebSocket as any),
     params: { token },
     disableBc: true,
     maxBackoffTime: 200,

@@ -135,14 +135,17 @@ test.group('Collaboration | PartyServer room worker under workerd', (group) => {
     assert.equal(await upgradeStatus(`${room}?token=${hostedToken('notes/2')}`), 101)
   })
 
-  test('a read-only token edits nothing: its changes reach neither peers nor the app', async ({
+  test('a read-only token edits nothing, even with a forged read-only header: its changes reach neither peers nor the app', async ({
     assert,
     cleanup,
   }) => {
     const { manager, base } = await setup(cleanup)
     const room = encodeURIComponent('notes/4')
     const writer = connectClient(base, room, hostedToken('notes/4'))
-    const reader = connectClient(base, room, hostedToken('notes/4', { readOnly: true }))
+    // the header the worker sets once it verified the token: a client's own is overwritten
+    const reader = connectClient(base, room, hostedToken('notes/4', { readOnly: true }), {
+      headers: { 'x-atrium-read-only': 'false' },
+    })
     await waitFor(() => writer.provider.synced && reader.provider.synced)
 
     reader.doc.getText('content').insert(0, 'forbidden ')
