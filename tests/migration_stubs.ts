@@ -39,6 +39,7 @@ export const MIGRATION_STUBS = {
     'agent_duration_rollups',
     'agent_retry_rollups',
     'agent_messages_attachments',
+    'agent_quota_holds',
   ],
 } as const
 

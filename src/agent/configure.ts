@@ -70,6 +70,12 @@ export const agentInstaller: FeatureInstaller = {
       action: 'alter',
       order: order.length,
     })
+    // Added with the leases of quota holds: after the attachments column
+    await publishMigrationOnce(command, codemods, stubsRoot, {
+      stub: `make/migration/${AGENT_TABLES.quotaHolds}.stub`,
+      tableName: AGENT_TABLES.quotaHolds,
+      order: order.length + 1,
+    })
     await codemods.updateRcFile((rcFile) => {
       rcFile.addProvider('adonis-atrium/providers/agent_provider')
     })

@@ -14,7 +14,7 @@ import { AgentConfigException } from './errors.ts'
 import { isLazyModel } from './model/lazy.ts'
 import { isModelPort } from './model/port.ts'
 import { resolvePricing } from './pricing/config.ts'
-import { isQuotaStore, type QuotaStore } from './quota/contract.ts'
+import { DEFAULT_HOLD_LEASE_MS, isQuotaStore, type QuotaStore } from './quota/contract.ts'
 import { assertTimeZone } from './quota/day.ts'
 import type { AgentStore } from './store/contract.ts'
 import { resolveContributors } from './prompt.ts'
@@ -222,6 +222,13 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
   }
   const quotaLimitTokens = positiveInteger('quotaLimitTokens', config.quotaLimitTokens)
   const quotaReserveTokens = positiveInteger('quotaReserveTokens', config.quotaReserveTokens, 8192)!
+  const quotaHoldLeaseMs = positiveInteger(
+    'quotaHoldLeaseMs',
+    config.quotaHoldLeaseMs,
+    DEFAULT_HOLD_LEASE_MS,
+    // A hold that outlives its quota day holds nothing worth keeping
+    { max: 86_400_000 }
+  )
   const quotaTimeZone = assertTimeZone(config.quotaTimeZone ?? 'UTC', 'quotaTimeZone', CONFIG_FILE)
   const path = (config.path ?? 'agent').replace(/^\/+|\/+$/g, '')
   if (!/^[a-zA-Z0-9_\-/]+$/.test(path)) {
@@ -382,7 +389,11 @@ export function defineConfig(config: AgentConfigInput): ConfigProvider<ResolvedA
       followUps,
       attachments: await attachments(app),
       retrieval,
-      quota: quotaStore && { store: quotaStore, reserveTokens: quotaReserveTokens },
+      quota: quotaStore && {
+        store: quotaStore,
+        reserveTokens: quotaReserveTokens,
+        holdLeaseMs: quotaHoldLeaseMs,
+      },
       quotaTimeZone,
       modelMaxRetries: modelMaxRetries!,
     }

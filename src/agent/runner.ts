@@ -18,7 +18,7 @@ import type { QuotaHold } from './quota/contract.ts'
 import { dayIn } from './quota/day.ts'
 import { streamWithRetries } from './model/retry.ts'
 import { holdSize } from './quota/estimate.ts'
-import { QuotaExceededError, endHold, holdQuota } from './quota/holds.ts'
+import { QuotaExceededError, endHold, holdQuota, keepHold } from './quota/holds.ts'
 import type { MessageRow, RunOutcome, UsageInput } from './store/contract.ts'
 import { ToolExecutor } from './tool_executor.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig, ResolvedTool } from './types.ts'
@@ -296,6 +296,7 @@ export class TurnRunner {
     const { runId, thread, actor, store } = turn
     let usage: TokenUsage = UNKNOWN_USAGE
     let streamed = false
+    const stopRenewing = keepHold(this.#config.quota, reservation)
     try {
       await streamWithRetries(
         this.#config.model,
@@ -314,6 +315,7 @@ export class TurnRunner {
         }
       )
     } finally {
+      stopRenewing()
       // Nothing streamed and no cancel: the provider refused the call and billed nothing
       await endHold(this.#config.quota, reservation, usage, streamed || turn.signal.aborted)
       const recorded = await store.recordUsage({

@@ -10,6 +10,7 @@ import type { AgentStore } from './store/contract.ts'
 import type { AgentAttachmentsConfig, ResolvedAttachments } from './attachments/config.ts'
 import type { AgentRetrievalConfig, ResolvedRetrieval } from './retrieval.ts'
 import type { QuotaStore, QuotaStoreFactory } from './quota/contract.ts'
+import type { GatewayQuota } from './quota/holds.ts'
 
 /**
  * The acting actor of a request. `id` attributes threads, runs and usage;
@@ -226,6 +227,13 @@ export interface AgentConfigInput {
   quotaReserveTokens?: number
   /** IANA time zone whose calendar day the quota counts ('UTC') */
   quotaTimeZone?: string
+  /**
+   * How long a model call's hold lasts unless renewed, in ms (10 minutes).
+   * A running call renews it every third of that; the hold of an instance
+   * that died is given back by the next reservation of the actor's day once
+   * it ran out.
+   */
+  quotaHoldLeaseMs?: number
   /** The governance API; not mounted when omitted */
   dashboard?: AgentDashboardConfig
   /**
@@ -321,7 +329,7 @@ export interface ResolvedAgentConfig {
   /** Retries of a model call that failed retryably before streaming anything */
   modelMaxRetries: number
   /** The daily budget; undefined when quotas are off */
-  quota?: { store: QuotaStore; reserveTokens: number }
+  quota?: GatewayQuota
   /** The zone whose calendar day the quota counts */
   quotaTimeZone: string
   dashboard?: {

@@ -44,7 +44,7 @@ test.group('Agent commands and configure', () => {
     assert.notMatch(published, /from '@ai-sdk\//)
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 15, JSON.stringify(files))
+    assert.lengthOf(files, 16, JSON.stringify(files))
     const tables = [
       'agent_threads',
       'agent_messages',
@@ -61,6 +61,7 @@ test.group('Agent commands and configure', () => {
       'agent_duration_rollups',
       'agent_retry_rollups',
       'agent_messages_attachments',
+      'agent_quota_holds',
     ]
     // Sorted by name the timestamps keep foreign keys after the tables they point to
     assert.deepEqual(
@@ -68,7 +69,7 @@ test.group('Agent commands and configure', () => {
       tables
     )
     await assert.fileContains(
-      files.at(-1)!.replace(/^/, 'database/migrations/'),
+      files.at(-2)!.replace(/^/, 'database/migrations/'),
       "table.text('attachments').nullable()"
     )
     const rc = await fs.contents('adonisrc.ts')
@@ -79,7 +80,7 @@ test.group('Agent commands and configure', () => {
     assert.equal(manifest.imports['#agents/*'], './app/agents/*.js')
   })
 
-  test('an app upgrading from the eight migrations gets only the seven it lacks: the narrow rollups, the attachments column and the retry rollups', async ({
+  test('an app upgrading from the eight migrations gets only the eight it lacks: the narrow rollups, the attachments column, the retry rollups and the quota holds', async ({
     assert,
     fs,
   }) => {
@@ -101,7 +102,7 @@ test.group('Agent commands and configure', () => {
     await agentInstaller.install(command, await command.createCodemods())
     const files = await readdir(join(fs.basePath, 'database/migrations'))
     files.sort()
-    assert.lengthOf(files, 15, JSON.stringify(files))
+    assert.lengthOf(files, 16, JSON.stringify(files))
     // The existing files are kept as they were; the new ones sort after them
     assert.equal(
       await fs.contents('database/migrations/1007_create_agent_rollups_table.ts'),
@@ -117,6 +118,7 @@ test.group('Agent commands and configure', () => {
         'agent_duration_rollups',
         'agent_retry_rollups',
         'agent_messages_attachments',
+        'agent_quota_holds',
       ]
     )
   })

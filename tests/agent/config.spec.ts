@@ -90,6 +90,11 @@ test.group('Agent config', () => {
       "Unknown time zone \"Mars/Olympus_Mons\" in \"quotaTimeZone\" of config/agent.ts. Use an IANA name such as 'UTC', 'Europe/Paris' or 'America/Sao_Paulo' (Intl.supportedValuesOf('timeZone') lists them)",
     ],
     [
+      'a quotaHoldLeaseMs longer than a day',
+      { quotaHoldLeaseMs: 90_000_000 },
+      'Invalid "quotaHoldLeaseMs" in config/agent.ts: expected an integer from 1 to 86400000, received 90000000',
+    ],
+    [
       'a zero maxOutputTokens',
       { maxOutputTokens: 0 },
       'Invalid "maxOutputTokens" in config/agent.ts: expected a positive integer, received 0',

@@ -3,6 +3,9 @@ import { agent, quotas } from '../../src/agent/main.ts'
 import type { QuotaHold, QuotaStore } from '../../src/agent/main.ts'
 import { agentApp, bodyOf, deltasOf, runStatus } from './helpers.ts'
 import { RACE_RESERVE, fiftyConcurrentTurns } from './quota_race.ts'
+import { LucidQuotaStore } from '../../src/agent/quota/lucid.ts'
+import { keepHold } from '../../src/agent/quota/holds.ts'
+import { DEAD_INSTANCE_OUTCOME, deadInstanceScenario, renewedHoldScenario } from './quota_leases.ts'
 
 /** The calendar day of `now` shifted by `hours` (a fixed-offset zone) */
 function dayAtOffset(hours: number, now = Date.now()) {
@@ -121,6 +124,10 @@ test.group('Agent daily quota', () => {
     assert.equal(race.modelCalls, 10)
     assert.isAtMost(race.usedTokens, limitTokens + RACE_RESERVE)
     assert.equal(race.usedTokens, limitTokens)
+    // Every hold was settled: nothing is left held, no hold row is left behind
+    const [row] = await race.app.db.from('agent_quota')
+    assert.equal(Number(row.reserved_tokens), 0)
+    assert.lengthOf(await race.app.db.from('agent_quota_holds'), 0)
   })
 
   test('the quota day is the day of quotaTimeZone, for the charge and for GET /agent/quota/today', async ({
@@ -296,5 +303,63 @@ test.group('Agent daily quota', () => {
     const held = Number(quota.calls[0].split(' ').at(-1))
     assert.isAtLeast(held, 51)
     assert.isBelow(held, 300)
+  })
+
+  test('the hold of an instance that died is given back once its lease ends, and its late settle moves nothing', async ({
+    assert,
+  }) => {
+    const app = await agentApp()
+    const open = (clock: { now: () => number }) =>
+      new LucidQuotaStore(() => app.db.connection(), 100, clock)
+    const outcome = await deadInstanceScenario(open)
+    assert.containSubset(outcome, DEAD_INSTANCE_OUTCOME)
+    assert.isNotNull(outcome.deadHold)
+    assert.isNotNull(outcome.afterLease)
+    assert.isNotNull(outcome.fullRoom)
+    // The day's row holds only the live holds, and their rows are all that is left
+    const [row] = await app.db.from('agent_quota').where('actor_ref', 'erin')
+    assert.deepEqual([Number(row.used_tokens), Number(row.reserved_tokens)], [30, 70])
+    const holds = await app.db.from('agent_quota_holds').where('actor_ref', 'erin')
+    assert.deepEqual(
+      holds.map((hold) => [hold.id, Number(hold.tokens)]),
+      [[outcome.fullRoom!.id, 70]]
+    )
+  })
+
+  test('a hold renewed before its lease ended stays held; once renewals stop it is given back', async ({
+    assert,
+  }) => {
+    const app = await agentApp()
+    const outcome = await renewedHoldScenario(
+      (clock) => new LucidQuotaStore(() => app.db.connection(), 100, clock)
+    )
+    assert.isNotNull(outcome.hold)
+    assert.isNull(outcome.whileRenewed)
+    assert.isNotNull(outcome.afterRenewedLease)
+  })
+
+  test('a model call renews its hold every third of quotaHoldLeaseMs until it ends', async ({
+    assert,
+  }) => {
+    const renewed: number[] = []
+    let renewedTwice!: () => void
+    const twice = new Promise<void>((resolve) => (renewedTwice = resolve))
+    const store = new RecordingQuota(100)
+    Object.assign(store, {
+      async renew(_hold: QuotaHold, leaseMs: number) {
+        renewed.push(leaseMs)
+        if (renewed.length === 2) renewedTwice()
+      },
+    })
+    const hold = { actorRef: 'gina', day: '2026-01-01', tokens: 10, id: 'h1' }
+    const stop = keepHold({ store, reserveTokens: 10, holdLeaseMs: 30 }, hold)
+    await twice
+    stop()
+    assert.deepEqual(renewed.slice(0, 2), [30, 30])
+    // A store without renew, or no hold: nothing to keep
+    assert.isFunction(
+      keepHold({ store: new RecordingQuota(1), reserveTokens: 1, holdLeaseMs: 3 }, hold)
+    )
+    assert.isFunction(keepHold(undefined, null))
   })
 })

@@ -6,6 +6,8 @@ import { quotaKeyExpiry } from '../../src/agent/quota/redis.ts'
 import { SERVICES, createRedis } from '../helpers.ts'
 import { agentApp, bodyOf, deltasOf } from './helpers.ts'
 import { RACE_RESERVE, fiftyConcurrentTurns } from './quota_race.ts'
+import { RedisQuotaStore } from '../../src/agent/quota/redis.ts'
+import { DEAD_INSTANCE_OUTCOME, deadInstanceScenario, renewedHoldScenario } from './quota_leases.ts'
 
 const REDIS_URL = `redis://${SERVICES.redis.host}:${SERVICES.redis.port}`
 
@@ -33,6 +35,7 @@ test.group('Agent daily quota in Redis', () => {
     assert.lengthOf(await race.app.db.from('agent_quota'), 0)
     const [key] = await redis.keys(`${prefix}quota:*`)
     assert.match(key, /quota:\d{4}-\d{2}-\d{2}:alice$/)
+    // Every hold was settled: no hold field is left
     assert.deepEqual(await redis.hgetall(key), { used: '1000', reserved: '0' })
   })
 
@@ -77,5 +80,39 @@ test.group('Agent daily quota in Redis', () => {
     const { sse } = await app.chat({ message: 'one' })
     assert.deepEqual(deltasOf(await sse.rest()), ['hi'])
     assert.deepEqual(await bodyOf(await app.request('GET', '/quota/today')), { usedTokens: 15 })
+  })
+
+  test('the hold of an instance that died is given back once its lease ends, and its late settle moves nothing', async ({
+    assert,
+  }) => {
+    const { prefix, redis } = isolatedRedis()
+    const open = (clock: { now: () => number }) =>
+      new RedisQuotaStore(redis, { prefix, limitTokens: 100, ...clock }, false)
+    const outcome = await deadInstanceScenario(open)
+    assert.containSubset(outcome, DEAD_INSTANCE_OUTCOME)
+    assert.isNotNull(outcome.deadHold)
+    assert.isNotNull(outcome.afterLease)
+    assert.isNotNull(outcome.fullRoom)
+    // Only the live hold is left in the day's hash
+    const fields = await redis.hgetall(`${prefix}quota:2030-01-01:erin`)
+    assert.deepEqual(Object.keys(fields).sort(), [
+      `hold:${outcome.fullRoom!.id}`,
+      'reserved',
+      'used',
+    ])
+    assert.deepEqual([fields.used, fields.reserved], ['30', '70'])
+    assert.match(fields[`hold:${outcome.fullRoom!.id}`], /^70:\d+$/)
+  })
+
+  test('a hold renewed before its lease ended stays held; once renewals stop it is given back', async ({
+    assert,
+  }) => {
+    const { prefix, redis } = isolatedRedis()
+    const outcome = await renewedHoldScenario(
+      (clock) => new RedisQuotaStore(redis, { prefix, limitTokens: 100, ...clock }, false)
+    )
+    assert.isNotNull(outcome.hold)
+    assert.isNull(outcome.whileRenewed)
+    assert.isNotNull(outcome.afterRenewedLease)
   })
 })

@@ -5,6 +5,8 @@ import type { AttachmentStaging, AttachmentStagingFactory } from './staging.ts'
 
 export const DEFAULT_MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
 export const DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE = 10
+/** How long `agent:prune` keeps an attachment no message references (24 hours) */
+export const DEFAULT_UNREFERENCED_TTL_MS = 24 * 3_600_000
 export const DEFAULT_ALLOWED_CONTENT_TYPES = [
   'image/png',
   'image/jpeg',
@@ -27,6 +29,11 @@ export interface AgentAttachmentsConfig {
   upload?: boolean
   /** Where the bytes are kept: `stagings.fs()` or your own `AttachmentStaging` */
   staging?: AttachmentStagingFactory
+  /**
+   * Age in ms after which `node ace agent:prune` deletes an attachment no
+   * message of a live thread references (24 hours)
+   */
+  unreferencedTtlMs?: number
 }
 
 /** The attachment limits once validated; `staging` is made at boot */
@@ -36,6 +43,7 @@ export interface ResolvedAttachments {
   maxPerMessage: number
   upload: boolean
   staging: AttachmentStaging | null
+  unreferencedTtlMs: number
 }
 
 /** `text/plain; charset=utf-8` and `Text/Plain` are `text/plain` */
@@ -52,7 +60,7 @@ export function resolveAttachments(
 ): (app: ApplicationService) => Promise<ResolvedAttachments> {
   if (input !== undefined && (typeof input !== 'object' || input === null)) {
     throw new AgentConfigException(
-      `Invalid "attachments" in ${CONFIG_FILE}: expected { maxBytes?, allowedContentTypes?, maxPerMessage?, upload?, staging? }`
+      `Invalid "attachments" in ${CONFIG_FILE}: expected { maxBytes?, allowedContentTypes?, maxPerMessage?, upload?, staging?, unreferencedTtlMs? }`
     )
   }
   const options = input ?? {}
@@ -65,6 +73,11 @@ export function resolveAttachments(
     'attachments.maxPerMessage',
     options.maxPerMessage,
     DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE
+  )
+  const unreferencedTtlMs = positiveInteger(
+    'attachments.unreferencedTtlMs',
+    options.unreferencedTtlMs,
+    DEFAULT_UNREFERENCED_TTL_MS
   )
   const types = options.allowedContentTypes ?? DEFAULT_ALLOWED_CONTENT_TYPES
   if (
@@ -98,6 +111,7 @@ export function resolveAttachments(
     allowedContentTypes,
     maxPerMessage,
     upload: options.upload === true,
+    unreferencedTtlMs,
     staging:
       factory === undefined ? null : typeof factory === 'function' ? await factory(app) : factory,
   })

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
 import type { ApplicationService } from '@adonisjs/core/types'
 
@@ -23,6 +23,16 @@ export interface AttachmentStaging {
   put(attachment: Omit<StagedAttachment, 'id'>, data: Uint8Array): Promise<StagedAttachment>
   /** The attachment and its bytes; null when the id is unknown or its bytes are gone */
   get(id: string): Promise<{ attachment: StagedAttachment; data: Uint8Array } | null>
+  /**
+   * Deletes the bytes and metadata of `id`; nothing when they are gone already.
+   * Without it the gateway never deletes an attachment.
+   */
+  delete?(id: string): Promise<void>
+  /**
+   * Every kept attachment id and when it was stored, for `node ace agent:prune`
+   * to find the uploads no message references; without it they are kept
+   */
+  list?(): AsyncIterable<{ id: string; storedAt: Date }>
 }
 
 /** `attachments.staging`: a staging, or a factory the provider calls once at boot */
@@ -65,6 +75,40 @@ export class FileSystemAttachmentStaging implements AttachmentStaging {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
       throw error
+    }
+  }
+
+  async delete(id: string) {
+    if (!UUID.test(id)) return
+    // The metadata first: an id without it reads as gone even if the bytes outlive a crash
+    await rm(join(this.#directory, `${id}.json`), { force: true })
+    await rm(join(this.#directory, `${id}.bin`), { force: true })
+  }
+
+  /** Each id with bytes or metadata on disk (a crash between the two writes leaves bytes alone) */
+  async *list() {
+    let names: string[]
+    try {
+      names = await readdir(this.#directory)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw error
+    }
+    const ids = new Set(
+      names.map((name) => name.replace(/\.(bin|json)$/, '')).filter((id) => UUID.test(id))
+    )
+    for (const id of ids) {
+      const times = await Promise.all(
+        ['bin', 'json'].map((extension) =>
+          stat(join(this.#directory, `${id}.${extension}`)).then(
+            (stats) => stats.mtimeMs,
+            () => 0
+          )
+        )
+      )
+      const storedAt = Math.max(...times)
+      // Deleted while listing: nothing left to report
+      if (storedAt > 0) yield { id, storedAt: new Date(storedAt) }
     }
   }
 }

@@ -4,6 +4,7 @@ import {
   AgentReplayGoneException,
   AgentTransientThreadException,
 } from '../errors.ts'
+import { attachmentIdsOf, deleteThreadAttachments } from '../attachments/prune.ts'
 import type { AgentManager } from '../manager.ts'
 import { dayIn } from '../quota/day.ts'
 import type { RunRow, ThreadRow } from '../store/contract.ts'
@@ -155,7 +156,14 @@ export async function deleteThread(ctx: HttpContext) {
   const agents = await manager(ctx)
   const actor = await agents.actor(ctx)
   const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
-  await agents.storeOf(thread).softDeleteThread(thread.id)
+  const threadStore = agents.storeOf(thread)
+  const { staging } = agents.config.attachments
+  // Read before the delete, while the thread is still the actor's
+  const attachmentIds = staging?.delete
+    ? attachmentIdsOf(await threadStore.listMessages(thread.id))
+    : []
+  await threadStore.softDeleteThread(thread.id)
+  await deleteThreadAttachments(staging, agents.config.store, attachmentIds)
   return { ok: true }
 }
 

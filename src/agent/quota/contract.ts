@@ -6,7 +6,21 @@ export interface QuotaHold {
   /** The quota day the hold counts against (`YYYY-MM-DD` in the quota time zone) */
   day: string
   tokens: number
+  /**
+   * The hold's own record, set by the built-in stores: once its lease has
+   * run out and another reservation gave its tokens back, settling or
+   * releasing it changes nothing
+   */
+  id?: string
 }
+
+/** Where a built-in quota store reads the time from (`Date.now`); tests move it instead of sleeping */
+export interface QuotaClock {
+  now?: () => number
+}
+
+/** How long a hold lasts unless renewed, when the caller names no lease (10 minutes) */
+export const DEFAULT_HOLD_LEASE_MS = 10 * 60_000
 
 /**
  * A daily token budget per actor. The limit is the store's own business
@@ -16,10 +30,22 @@ export interface QuotaHold {
  * `reserve` must be atomic: concurrent calls for one actor and day may
  * never hold together more than the limit allows (one conditional update,
  * one Lua script).
+ *
+ * A hold whose instance died (a SIGKILL between reserve and settle) must
+ * not charge the day forever: the built-in stores give a hold a lease of
+ * `leaseMs`, renewed while the call runs, and the next reservation of that
+ * actor and day gives back every hold whose lease ran out.
  */
 export interface QuotaStore {
   /** Holds `tokens` for one model call; null when used + held + tokens would pass the limit */
-  reserve(actorRef: string, day: string, tokens: number): Promise<QuotaHold | null>
+  reserve(
+    actorRef: string,
+    day: string,
+    tokens: number,
+    leaseMs?: number
+  ): Promise<QuotaHold | null>
+  /** Moves a hold's lease end to `leaseMs` from now; nothing when it was given back already */
+  renew?(hold: QuotaHold, leaseMs: number): Promise<void>
   /** Ends a hold and charges what the call really used */
   settle(hold: QuotaHold, usedTokens: number): Promise<void>
   /** Ends a hold charging nothing (the call never reached the model) */

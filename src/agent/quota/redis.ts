@@ -1,29 +1,75 @@
+import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import type { QuotaHold, QuotaStore } from './contract.ts'
+import {
+  DEFAULT_HOLD_LEASE_MS,
+  type QuotaClock,
+  type QuotaHold,
+  type QuotaStore,
+} from './contract.ts'
 
 /**
- * Holds `ARGV[1]` tokens when used + held + them stays within the limit
- * `ARGV[2]`: the check and the hold are one script, so concurrent calls on
- * any instance never hold more than the limit together.
+ * Gives back every hold of the day whose lease ended by `ARGV[4]` (fields
+ * `hold:<id>` = `<tokens>:<lease end ms>`), then holds `ARGV[1]` tokens as
+ * `hold:<ARGV[5]>` until `ARGV[6]` when used + held + them stays within the
+ * limit `ARGV[2]`: one script, so concurrent calls on any instance never
+ * hold more than the limit together.
  */
 const RESERVE_SCRIPT = `
-local counts = redis.call('HMGET', KEYS[1], 'used', 'reserved')
-local used = tonumber(counts[1] or '0')
-local reserved = tonumber(counts[2] or '0')
+local fields = redis.call('HGETALL', KEYS[1])
+local now = tonumber(ARGV[4])
+local used = 0
+local reserved = 0
+local reclaimed = 0
+for i = 1, #fields, 2 do
+  local name = fields[i]
+  if name == 'used' then used = tonumber(fields[i + 1])
+  elseif name == 'reserved' then reserved = tonumber(fields[i + 1])
+  elseif string.sub(name, 1, 5) == 'hold:' then
+    local value = fields[i + 1]
+    local colon = string.find(value, ':', 1, true)
+    if tonumber(string.sub(value, colon + 1)) <= now then
+      redis.call('HDEL', KEYS[1], name)
+      reclaimed = reclaimed + tonumber(string.sub(value, 1, colon - 1))
+    end
+  end
+end
+reserved = reserved - reclaimed
+if reserved < 0 then reserved = 0 end
 local tokens = tonumber(ARGV[1])
-if used + reserved + tokens > tonumber(ARGV[2]) then return 0 end
-redis.call('HINCRBY', KEYS[1], 'reserved', tokens)
-redis.call('EXPIREAT', KEYS[1], ARGV[3])
-return 1
+local held = 0
+if used + reserved + tokens <= tonumber(ARGV[2]) then
+  reserved = reserved + tokens
+  redis.call('HSET', KEYS[1], 'hold:' .. ARGV[5], ARGV[1] .. ':' .. ARGV[6])
+  held = 1
+end
+if held == 1 or reclaimed > 0 then
+  redis.call('HSET', KEYS[1], 'reserved', reserved)
+  redis.call('EXPIREAT', KEYS[1], ARGV[3])
+end
+return held
 `
 
-/** Ends a hold of `ARGV[1]` tokens (never below zero) and charges `ARGV[2]` */
+/**
+ * Ends the hold `hold:<ARGV[4]>` of `ARGV[1]` tokens (never below zero) and
+ * charges `ARGV[2]`; nothing when its field is gone (given back already).
+ * A hold without an id (`ARGV[4]` empty) is ended as it is.
+ */
 const SETTLE_SCRIPT = `
+if ARGV[4] ~= '' and redis.call('HDEL', KEYS[1], 'hold:' .. ARGV[4]) == 0 then return 0 end
 local reserved = tonumber(redis.call('HGET', KEYS[1], 'reserved') or '0') - tonumber(ARGV[1])
 if reserved < 0 then reserved = 0 end
 redis.call('HSET', KEYS[1], 'reserved', reserved)
 redis.call('HINCRBY', KEYS[1], 'used', ARGV[2])
 redis.call('EXPIREAT', KEYS[1], ARGV[3])
+return 1
+`
+
+/** Moves the lease end of `hold:<ARGV[1]>` to `ARGV[2]`, when the hold is still there */
+const RENEW_SCRIPT = `
+local value = redis.call('HGET', KEYS[1], 'hold:' .. ARGV[1])
+if not value then return 0 end
+local colon = string.find(value, ':', 1, true)
+redis.call('HSET', KEYS[1], 'hold:' .. ARGV[1], string.sub(value, 1, colon) .. ARGV[2])
 return 1
 `
 
@@ -41,40 +87,53 @@ export function quotaKeyExpiry(day: string) {
 
 /**
  * The daily budget in Redis: one hash per actor and day
- * (`<prefix>quota:<day>:<actorRef>`, fields `used` and `reserved`), each
- * change one Lua script. Keys expire two days after their day ends.
+ * (`<prefix>quota:<day>:<actorRef>`, fields `used`, `reserved` and one
+ * `hold:<id>` per call in flight, with its lease end), each change one Lua
+ * script. Keys expire two days after their day ends.
  */
 export class RedisQuotaStore implements QuotaStore {
   #redis: Redis
   #prefix: string
   #limitTokens: number
   #ownsConnection: boolean
+  #now: () => number
 
   constructor(
     redis: Redis,
-    options: { prefix: string; limitTokens: number },
+    options: { prefix: string; limitTokens: number } & QuotaClock,
     ownsConnection: boolean
   ) {
     this.#redis = redis
     this.#prefix = options.prefix
     this.#limitTokens = options.limitTokens
     this.#ownsConnection = ownsConnection
+    this.#now = options.now ?? Date.now
   }
 
   #key(actorRef: string, day: string) {
     return `${this.#prefix}quota:${day}:${actorRef}`
   }
 
-  async reserve(actorRef: string, day: string, tokens: number): Promise<QuotaHold | null> {
+  async reserve(
+    actorRef: string,
+    day: string,
+    tokens: number,
+    leaseMs = DEFAULT_HOLD_LEASE_MS
+  ): Promise<QuotaHold | null> {
+    const id = randomUUID()
+    const now = this.#now()
     const held = await this.#redis.eval(
       RESERVE_SCRIPT,
       1,
       this.#key(actorRef, day),
       tokens,
       this.#limitTokens,
-      quotaKeyExpiry(day)
+      quotaKeyExpiry(day),
+      now,
+      id,
+      now + leaseMs
     )
-    return Number(held) === 1 ? { actorRef, day, tokens } : null
+    return Number(held) === 1 ? { actorRef, day, tokens, id } : null
   }
 
   async settle(hold: QuotaHold, usedTokens: number) {
@@ -84,12 +143,19 @@ export class RedisQuotaStore implements QuotaStore {
       this.#key(hold.actorRef, hold.day),
       hold.tokens,
       usedTokens,
-      quotaKeyExpiry(hold.day)
+      quotaKeyExpiry(hold.day),
+      hold.id ?? ''
     )
   }
 
   release(hold: QuotaHold) {
     return this.settle(hold, 0)
+  }
+
+  async renew(hold: QuotaHold, leaseMs: number) {
+    if (!hold.id) return
+    const key = this.#key(hold.actorRef, hold.day)
+    await this.#redis.eval(RENEW_SCRIPT, 1, key, hold.id, this.#now() + leaseMs)
   }
 
   async used(actorRef: string, day: string) {

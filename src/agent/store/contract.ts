@@ -210,6 +210,11 @@ export interface AgentStore {
   listThreads(actorRef: string): Promise<ThreadRow[]>
   updateThread(id: string, patch: { title?: string; defaultAgent?: string | null }): Promise<void>
   softDeleteThread(id: string): Promise<void>
+  /**
+   * Which of `ids` a message of a live (not deleted) thread references in its
+   * `attachments`; without it the gateway never deletes attachment bytes
+   */
+  attachmentsInUse?(ids: string[]): Promise<Set<string>>
   /** Deletes the thread's messages from `messageId` on; false when the message is not in it */
   truncateFrom(threadId: string, messageId: number): Promise<boolean>
   /**

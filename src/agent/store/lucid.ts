@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { AgentConfigException } from '../errors.ts'
-import { AGENT_TABLES, json, message, run, thread, toolCall } from './lucid_rows.ts'
+import { AGENT_TABLES, json, message, parse, run, thread, toolCall } from './lucid_rows.ts'
 import { UsageLedger } from './lucid_ledger.ts'
 import { LucidPricingStore } from './lucid_pricing.ts'
 import { LucidTransientThreads } from './lucid_transient.ts'
@@ -109,6 +109,32 @@ export class LucidAgentStore implements AgentStore {
       .where('id', id)
       .whereNull('deleted_at')
       .update({ deleted_at: now, updated_at: now })
+  }
+
+  async attachmentsInUse(ids: string[]) {
+    const inUse = new Set<string>()
+    const unique = [...new Set(ids)]
+    // One query per hundred ids keeps each statement's OR list short
+    for (let start = 0; start < unique.length; start += 100) {
+      const wanted = new Set(unique.slice(start, start + 100))
+      const rows = await this.#client
+        .from(`${AGENT_TABLES.messages} as m`)
+        .join(`${AGENT_TABLES.threads} as t`, 't.id', 'm.thread_id')
+        .whereNull('t.deleted_at')
+        .whereNotNull('m.attachments')
+        .where((query) => {
+          for (const id of wanted) query.orWhere('m.attachments', 'like', likeAttachmentId(id))
+        })
+        .select('m.attachments')
+      for (const row of rows) {
+        for (const attachment of (parse(row.attachments) ?? []) as { id?: unknown }[]) {
+          if (typeof attachment?.id === 'string' && wanted.has(attachment.id)) {
+            inUse.add(attachment.id)
+          }
+        }
+      }
+    }
+    return inUse
   }
 
   async truncateFrom(threadId: string, messageId: number) {
@@ -337,4 +363,13 @@ export class LucidAgentStore implements AgentStore {
   listUsage(runId: string) {
     return this.#ledger.listUsage(runId)
   }
+}
+
+/**
+ * A LIKE pattern finding messages whose attachments may include `id`: its
+ * backslashes and percent signs become `_` (any one character), so the
+ * pattern only ever matches more rows, and the parsed JSON decides
+ */
+function likeAttachmentId(id: string) {
+  return `%"id":${JSON.stringify(id).replace(/[\\%]/g, '_')}%`
 }

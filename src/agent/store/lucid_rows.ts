@@ -16,6 +16,7 @@ export const AGENT_TABLES = {
   errorRollups: 'agent_error_rollups',
   durationRollups: 'agent_duration_rollups',
   retryRollups: 'agent_retry_rollups',
+  quotaHolds: 'agent_quota_holds',
 } as const
 
 /** Reads a stored date the same way on every dialect (SQLite keeps epoch ms) */
