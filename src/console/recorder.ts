@@ -117,12 +117,12 @@ export class ConsoleRecorder {
   /**
    * Ends a batch: a failing one (an exception, a 5xx, a slow request) is
    * always kept, any other is kept with the sampling fraction of `sampledAs`
-   * (`request`, or `job` for a job's execution).
+   * (`request`, `job` for a job's execution, `schedule` for a task's run).
    * Queries repeated with the same SQL and bindings are marked duplicates.
    */
   commit(
     batch: RecordingBatch,
-    options: { failing?: boolean; sampledAs?: 'request' | 'job' } = {}
+    options: { failing?: boolean; sampledAs?: 'request' | 'job' | 'schedule' } = {}
   ) {
     if (batch.ignored || batch.entries.length === 0 || this.paused) return
     const fraction = this.#config.sampling[options.sampledAs ?? 'request'] ?? 1
