@@ -75,18 +75,23 @@ export default class ConsoleProvider {
   }
 
   /**
-   * `node ace queue:work` runs in the console environment, where nothing else
-   * records: with `watchers.jobs()` configured, the worker records the jobs it
-   * runs and what they do (queries, logs, outgoing HTTP), flushed on shutdown.
-   * Every other command records nothing.
+   * `node ace queue:work` and `node ace scheduler:run` (adonisjs-scheduler)
+   * run in the console environment, where nothing else records: with
+   * `watchers.jobs()` (or `watchers.schedules()`) configured, the worker
+   * records the jobs (or task runs) it runs and what they do (queries, logs,
+   * outgoing HTTP), flushed on shutdown. Every other command records nothing.
    */
   async #recordQueueWorker(config: ResolvedConsoleConfig) {
-    const recordsJobs = config.watchers.some((watcher) => watcher.name === 'jobs')
-    if (!config.enabled || !recordsJobs || !this.app.container.hasBinding('ace')) return
+    const workers = new Set<string>()
+    for (const watcher of config.watchers) {
+      if (watcher.name === 'jobs') workers.add('queue:work')
+      if (watcher.name === 'schedules') workers.add('scheduler:run')
+    }
+    if (!config.enabled || workers.size === 0 || !this.app.container.hasBinding('ace')) return
     const ace = await this.app.container.make('ace')
     ace.executing(async (command, isMainCommand) => {
       const name = (command.constructor as { commandName?: string }).commandName
-      if (!isMainCommand || name !== 'queue:work' || this.#manager) return
+      if (!isMainCommand || !name || !workers.has(name) || this.#manager) return
       const manager = await this.app.container.make('atrium.console')
       this.#manager = manager
       await manager.start({ worker: true })

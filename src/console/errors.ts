@@ -222,7 +222,10 @@ export class ConsoleDiagnosisFailedException extends AtriumException {
 
 export const E_CONSOLE_AI_NOT_CONFIGURED = ConsoleAiNotConfiguredException
 export const E_CONSOLE_DIAGNOSIS_FAILED = ConsoleDiagnosisFailedException
-/** A queue action (retry, remove) the job's queue manager does not implement: 501 */
+/**
+ * Something the job's queue manager cannot do: an action (retry, remove) it
+ * does not implement, or a listing its backend cannot give: 501
+ */
 export class ConsoleQueueActionUnsupportedException extends AtriumException {
   static status = 501
   static code = 'E_CONSOLE_QUEUE_ACTION_UNSUPPORTED'
@@ -234,5 +237,12 @@ export class ConsoleManagerUnavailableException extends AtriumException {
   static code = 'E_CONSOLE_MANAGER_UNAVAILABLE'
 }
 
+/** A queue action the job's state does not allow (retrying a job that has not failed): 409 */
+export class ConsoleQueueJobStateException extends AtriumException {
+  static status = 409
+  static code = 'E_CONSOLE_QUEUE_JOB_STATE'
+}
+
 export const E_CONSOLE_QUEUE_ACTION_UNSUPPORTED = ConsoleQueueActionUnsupportedException
+export const E_CONSOLE_QUEUE_JOB_STATE = ConsoleQueueJobStateException
 export const E_CONSOLE_MANAGER_UNAVAILABLE = ConsoleManagerUnavailableException

@@ -17,6 +17,8 @@ import { ExceptionWatcher } from './watchers/exception_watcher.ts'
 import { FeatureWatcher } from './watchers/feature_watcher.ts'
 import { HttpClientWatcher } from './watchers/http_client_watcher.ts'
 import { JobsWatcher } from './watchers/jobs_watcher.ts'
+import { ScheduleWatcher } from './watchers/schedule_watcher.ts'
+import { scheduleRunChannel } from './queues/schedule_runs.ts'
 import { LogWatcher } from './watchers/log_watcher.ts'
 import { MailWatcher } from './watchers/mail_watcher.ts'
 import { QueryWatcher } from './watchers/query_watcher.ts'
@@ -196,6 +198,10 @@ export class ConsoleManager {
         const events = new EventWatcher(this.config, this.recorder, watcher.options)
         events.install((await this.#app.container.make('emitter')) as unknown as EmitterLike)
         this.#others.push(events)
+      } else if (watcher.name === 'schedules') {
+        const schedules = new ScheduleWatcher(this.config, this.recorder, watcher.options)
+        schedules.install(scheduleRunChannel)
+        this.#others.push(schedules)
       } else if (watcher.name === 'features') {
         const features = new FeatureWatcher(this.config, this.recorder)
         features.install()

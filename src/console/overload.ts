@@ -1,4 +1,5 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { publishConsoleEvent } from './events.ts'
 import type { Logger } from '@adonisjs/core/logger'
 
 /** Resolved `overloadProtection`: false, or the threshold and the startup grace */
@@ -70,13 +71,22 @@ export class OverloadMonitor {
         `console recording paused: event-loop delay p99 ${Math.round(this.lastLagMs)} ms over overloadProtection.maxEventLoopLagMs ${threshold} ms`
       )
       this.#onChange(true)
+      publishConsoleEvent('recorder.paused', {
+        eventLoopLagP99Ms: Math.round(this.lastLagMs),
+        maxEventLoopLagMs: threshold,
+      })
     } else if (this.paused && this.lastLagMs < threshold / 2) {
+      const pausedMs = Date.now() - (this.pausedSince ?? Date.now())
       this.paused = false
       this.pausedSince = null
       this.#logger?.info(
         `console recording resumed: event-loop delay p99 ${Math.round(this.lastLagMs)} ms`
       )
       this.#onChange(false)
+      publishConsoleEvent('recorder.resumed', {
+        eventLoopLagP99Ms: Math.round(this.lastLagMs),
+        pausedMs,
+      })
     }
   }
 

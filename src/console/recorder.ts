@@ -1,6 +1,7 @@
 import type { Logger } from '@adonisjs/core/logger'
 import { batchStorage, IGNORED_BATCH, RecordingBatch } from './batch.ts'
 import debug from './debug.ts'
+import { publishConsoleEvent } from './events.ts'
 import { entryId } from './ids.ts'
 import type { ConsoleStore } from './stores/contract.ts'
 import type { ConsoleEntry, ResolvedConsoleConfig } from './types.ts'
@@ -117,12 +118,12 @@ export class ConsoleRecorder {
   /**
    * Ends a batch: a failing one (an exception, a 5xx, a slow request) is
    * always kept, any other is kept with the sampling fraction of `sampledAs`
-   * (`request`, or `job` for a job's execution).
+   * (`request`, `job` for a job's execution, `schedule` for a task's run).
    * Queries repeated with the same SQL and bindings are marked duplicates.
    */
   commit(
     batch: RecordingBatch,
-    options: { failing?: boolean; sampledAs?: 'request' | 'job' } = {}
+    options: { failing?: boolean; sampledAs?: 'request' | 'job' | 'schedule' } = {}
   ) {
     if (batch.ignored || batch.entries.length === 0 || this.paused) return
     const fraction = this.#config.sampling[options.sampledAs ?? 'request'] ?? 1
@@ -143,6 +144,10 @@ export class ConsoleRecorder {
     if (this.#buffer.length + entries.length > this.#config.buffer.maxEntries) {
       this.dropped += entries.length
       debug('buffer full: dropped a batch of %d entries', entries.length)
+      publishConsoleEvent('recorder.dropped', {
+        entries: entries.length,
+        droppedTotal: this.dropped,
+      })
       return
     }
     this.#buffer.push(...entries)
@@ -174,6 +179,15 @@ export class ConsoleRecorder {
         (error) => {
           this.failed += entries.length
           debug('flush of %d entries failed: %s', entries.length, error?.message)
+          // the class and code only: a database's message may quote the rows it refused
+          publishConsoleEvent('recorder.write_failed', {
+            entries: entries.length,
+            failedTotal: this.failed,
+            error: {
+              name: error instanceof Error ? error.constructor.name : 'Error',
+              code: typeof error?.code === 'string' ? error.code : null,
+            },
+          })
           if (!this.#warnedWrite) {
             this.#warnedWrite = true
             this.#logger?.warn(

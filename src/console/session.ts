@@ -3,6 +3,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { Logger } from '@adonisjs/core/logger'
 import { readCookieHeader, serializeCookie } from './cookies.ts'
 import debug from './debug.ts'
+import { publishConsoleEvent } from './events.ts'
 import type { ConsoleSession, ConsoleSessionUser, ResolvedDashboardAuth } from './types.ts'
 
 /** Name of the dashboard session cookie */
@@ -128,18 +129,44 @@ export class DashboardSessions {
   }
 
   /** Mode A: asks the host's `session` hook; a user gets a cookie */
-  async startFromHost(ctx: HttpContext): Promise<boolean> {
+  startFromHost(ctx: HttpContext): Promise<boolean> {
     const hook = this.#options.session!
-    const user = asUser(await this.runHook('session', () => hook(ctx)))
-    if (user) this.issue(ctx, user)
-    return !!user
+    return this.#start(ctx, 'session', () => hook(ctx))
   }
 
   /** Mode B: asks the host's `login` hook; a user gets a cookie */
-  async startFromLogin(ctx: HttpContext, username: string, password: string): Promise<boolean> {
+  startFromLogin(ctx: HttpContext, username: string, password: string): Promise<boolean> {
     const hook = this.#options.login!
-    const user = asUser(await this.runHook('login', () => hook(username, password)))
-    if (user) this.issue(ctx, user)
+    return this.#start(ctx, 'login', () => hook(username, password))
+  }
+
+  /** Runs a sign-in hook and publishes its outcome (never the credentials) */
+  async #start(
+    ctx: HttpContext,
+    mode: 'session' | 'login',
+    hook: () => ConsoleSessionUser | null | Promise<ConsoleSessionUser | null>
+  ): Promise<boolean> {
+    let threw = false
+    const user = asUser(
+      await this.runHook(mode, async () => {
+        try {
+          return await hook()
+        } catch (error) {
+          threw = true
+          throw error
+        }
+      })
+    )
+    if (user) {
+      this.issue(ctx, user)
+      publishConsoleEvent('session.opened', { mode, userId: user.id })
+    } else {
+      publishConsoleEvent('session.denied', {
+        mode,
+        reason: threw ? 'hook_failed' : 'rejected',
+        ip: ctx.request.ip(),
+      })
+    }
     return !!user
   }
 

@@ -26,6 +26,7 @@ export const ENTRY_TYPES = [
   'redis',
   'mail',
   'job',
+  'schedule',
   'event',
   'client_error',
   'cpu_profile',

@@ -210,7 +210,7 @@ test.group('Console search', () => {
       [
         'q=card&type=nope',
         'type',
-        '"type" must be one of request, query, exception, log, http, feature, cache, redis, mail, job, event, client_error, cpu_profile',
+        '"type" must be one of request, query, exception, log, http, feature, cache, redis, mail, job, schedule, event, client_error, cpu_profile',
       ],
       ['q=card&limit=0', 'limit', '"limit" must be a whole number from 1 to 200'],
       ['q=card&before=zz', 'before', '"before" must be an entry id from nextCursor'],

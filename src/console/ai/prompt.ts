@@ -65,6 +65,8 @@ function batchLine(entry: ConsoleEntry, bounds: Bounds): string | null {
       return `outgoing http ${line(content.method, bounds, 10)} ${line(redactUrl(String(content.url ?? ''), bounds), bounds)} -> ${content.status ?? content.error ?? '?'}`
     case 'job':
       return `job ${line(content.name, bounds, 100)} ${line(content.status ?? '', bounds, 20)}`
+    case 'schedule':
+      return `scheduled task ${line(content.name, bounds, 100)} ${line(content.status ?? '', bounds, 20)}`
     default:
       return `${entry.type}: ${line(entry.summary, bounds)}`
   }

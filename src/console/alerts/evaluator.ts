@@ -1,4 +1,5 @@
 import type { Logger } from '@adonisjs/core/logger'
+import { publishConsoleEvent } from '../events.ts'
 import { batchStorage, IGNORED_BATCH } from '../batch.ts'
 import debug from '../debug.ts'
 import { entryId } from '../ids.ts'
@@ -110,6 +111,9 @@ export class AlertEvaluator {
         continue
       }
       alerts.push(...this.#transitions(rule, findings, now))
+    }
+    for (const alert of alerts) {
+      publishConsoleEvent(alert.status === 'firing' ? 'alert.fired' : 'alert.resolved', alert)
     }
     await Promise.all(alerts.map((alert) => this.#deliver(alert)))
     return alerts

@@ -2,6 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { Logger } from '@adonisjs/core/logger'
 import type { NextFn } from '@adonisjs/core/types/http'
 import debug from '../debug.ts'
+import { publishConsoleEvent } from '../events.ts'
 import { ConsoleForbiddenException, ConsoleUnauthenticatedException } from '../errors.ts'
 import type { DashboardSessions } from '../session.ts'
 import type { ResolvedConsoleConfig } from '../types.ts'
@@ -114,6 +115,11 @@ export class ConsoleGates {
     const hook = this.#config.authorizeAction
     if (!hook || !(await this.#ask('authorizeAction', () => hook(ctx, { name })))) {
       debug('authorizeAction refused %s', name)
+      publishConsoleEvent('action.denied', {
+        action: name,
+        userId: ctx.request.consoleSession?.sub ?? null,
+        ip: ctx.request.ip(),
+      })
       throw new ConsoleForbiddenException(`Not allowed to ${name}`)
     }
   }

@@ -85,6 +85,7 @@ export function registerConsoleRoutes(router: Router, manager: ConsoleManager) {
       router.get('/redis', entries.list('redis')).as('redis')
       router.get('/mail', entries.list('mail')).as('mail')
       router.get('/jobs', entries.list('job')).as('jobs')
+      router.get('/schedule-runs', entries.list('schedule')).as('schedule_runs')
       router.get('/events', entries.list('event')).as('events')
       router.get('/client-errors', entries.list('client_error')).as('client_errors')
       router.get('/search', entries.search).as('search')

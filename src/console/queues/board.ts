@@ -1,6 +1,11 @@
 import type { Logger } from '@adonisjs/core/logger'
 import debug from '../debug.ts'
-import { ConsoleManagerUnavailableException, ConsoleNotFoundException } from '../errors.ts'
+import {
+  ConsoleManagerUnavailableException,
+  ConsoleNotFoundException,
+  ConsoleQueueActionUnsupportedException,
+  ConsoleQueueJobStateException,
+} from '../errors.ts'
 import type { ConsoleQueueManager, ConsoleScheduleManager } from './contract.ts'
 
 /** Longest error text of a failing manager passed to clients and logs */
@@ -71,12 +76,22 @@ export class QueueBoard {
     return manager
   }
 
-  /** Runs a manager's call, turning its throw into a 503 naming the manager */
+  /**
+   * Runs a manager's call, turning its throw into a 503 naming the manager;
+   * the console's own answers a manager may throw (404, 409, 501) pass as they are
+   */
   async ask<T>(name: string, call: () => T | Promise<T>): Promise<T> {
     try {
       return await call()
     } catch (error) {
-      if (error instanceof ConsoleManagerUnavailableException) throw error
+      if (
+        error instanceof ConsoleManagerUnavailableException ||
+        error instanceof ConsoleNotFoundException ||
+        error instanceof ConsoleQueueJobStateException ||
+        error instanceof ConsoleQueueActionUnsupportedException
+      ) {
+        throw error
+      }
       const text = failureText(error)
       debug('manager %s failed: %s', name, text)
       throw new ConsoleManagerUnavailableException(`Manager "${name}" failed: ${text}`, {

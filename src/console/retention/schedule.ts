@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
+import { publishConsoleEvent } from '../events.ts'
 import type { Logger } from '@adonisjs/core/logger'
 import debug from '../debug.ts'
 import { ConsolePruneBusyException } from '../errors.ts'
@@ -56,7 +58,14 @@ export class PruneScheduler {
     const release = await this.#acquire(scheduled)
     if (release === null) throw new ConsolePruneBusyException()
     try {
-      return await pruneEntries(this.#store, this.#options, now, this.#abort.signal)
+      const startedAt = performance.now()
+      const deleted = await pruneEntries(this.#store, this.#options, now, this.#abort.signal)
+      publishConsoleEvent('prune.completed', {
+        deleted,
+        scheduled,
+        durationMs: Math.round(performance.now() - startedAt),
+      })
+      return deleted
     } finally {
       await release?.()
     }

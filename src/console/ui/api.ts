@@ -15,6 +15,7 @@ export type EntryType =
   | 'redis'
   | 'mail'
   | 'job'
+  | 'schedule'
   | 'event'
   | 'client_error'
   | 'cpu_profile'

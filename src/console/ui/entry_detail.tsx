@@ -146,6 +146,21 @@ function TypeDetail(props: { entry: Entry }) {
           <Block title="Stack" value={content.stack} />
         </>
       )
+    case 'schedule':
+      return (
+        <>
+          <dl className="fields">
+            <Field label="Task">{text(content.name)}</Field>
+            <Field label="Expression">{text(content.expression)}</Field>
+            <Field label="Scheduler">{text(content.scheduler)}</Field>
+            <Field label="Started">{text(content.startedAt)}</Field>
+            <Field label="Status">{text(content.status)}</Field>
+            <Field label="Duration">{duration(entry.durationMs)}</Field>
+            <Field label="Error">{text(content.error)}</Field>
+          </dl>
+          <Block title="Stack" value={content.stack} />
+        </>
+      )
     case 'event':
       return (
         <>

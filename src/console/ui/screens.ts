@@ -33,6 +33,7 @@ export const LIST_SCREENS: ListScreen[] = [
   { path: 'cache', label: 'Cache', type: 'cache', filters: ['slow', 'tag'] },
   { path: 'redis', label: 'Redis', type: 'redis', filters: ['slow', 'tag'] },
   { path: 'jobs', label: 'Jobs', type: 'job', filters: ['slow', 'tag'] },
+  { path: 'schedule-runs', label: 'Scheduled runs', type: 'schedule', filters: ['slow', 'tag'] },
   { path: 'events', label: 'Events', type: 'event', filters: ['tag'] },
   { path: 'client-errors', label: 'Client errors', type: 'client_error', filters: ['tag'] },
   { path: 'cpu-profiles', label: 'CPU profiles', type: 'cpu_profile', filters: ['tag'] },

@@ -124,6 +124,19 @@ export const watchers = {
     }
   },
   /**
+   * Runs of scheduled tasks, from the `atrium.schedule.run` tracing channel
+   * that `traceScheduledTask` (or any scheduler) publishes: one entry per run
+   * (in a batch of its own, which what the task records joins) with name,
+   * expression, start, duration, outcome and error; `slowMs` (60000) marks
+   * slow ones.
+   */
+  schedules(options: { slowMs?: number } = {}): WatcherDescriptor {
+    return {
+      name: 'schedules',
+      options: { slowMs: positiveInteger(options.slowMs, 'watchers.schedules.slowMs', 60_000) },
+    }
+  },
+  /**
    * The app emitter's events (`emitter.emit('order:placed', ...)` and
    * class-based events, named by their class), read where the app's emitter
    * emits them. The framework's own events and

@@ -233,7 +233,7 @@ export class JobsWatcher {
 const NO_HTTP = { status: null, method: null }
 
 /** The error a channel message carries: its class, message and stack */
-function errorOf(error: unknown): { name: string; message: string; stack?: string } | null {
+export function errorOf(error: unknown): { name: string; message: string; stack?: string } | null {
   if (error === undefined || error === null) return null
   if (typeof error !== 'object') return { name: 'Error', message: String(error) }
   const err = error as { message?: unknown; stack?: unknown; constructor?: { name?: string } }
