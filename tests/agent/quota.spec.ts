@@ -326,6 +326,28 @@ test.group('Agent daily quota', () => {
     )
   })
 
+  test("a reservation writes the day's row once, and again when the row was removed", async ({
+    assert,
+  }) => {
+    const app = await agentApp()
+    const store = new LucidQuotaStore(() => app.db.connection(), 100)
+    const first = await store.reserve('gina', '2030-01-03', 40)
+    const second = await store.reserve('gina', '2030-01-03', 40)
+    assert.isNotNull(first)
+    assert.isNotNull(second)
+    assert.isNull(await store.reserve('gina', '2030-01-03', 21))
+    // emptied by hand while the instance runs: the next reservation starts the day again
+    await app.db.from('agent_quota_holds').delete()
+    await app.db.from('agent_quota').delete()
+    const afterReset = await store.reserve('gina', '2030-01-03', 100)
+    assert.isNotNull(afterReset)
+    const rows = await app.db.from('agent_quota').where('actor_ref', 'gina')
+    assert.deepEqual(
+      rows.map((row) => [Number(row.used_tokens), Number(row.reserved_tokens)]),
+      [[0, 100]]
+    )
+  })
+
   test('a hold renewed before its lease ended stays held; once renewals stop it is given back', async ({
     assert,
   }) => {

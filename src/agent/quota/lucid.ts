@@ -8,6 +8,17 @@ import {
   type QuotaStore,
 } from './contract.ts'
 
+/** Returned inside the transaction when the actor-day row is gone */
+const MISSING_ROW = Symbol('missing quota row')
+/** Actor-days remembered per instance; past it the memory starts over */
+const KNOWN_ROWS_CAP = 10_000
+
+type QuotaRowQuery = ReturnType<TransactionClientContract['from']>
+
+function affectedOne(affected: unknown) {
+  return Number(Array.isArray(affected) ? affected[0] : affected) === 1
+}
+
 /**
  * The built-in daily budget in the `agent_quota` table: one row per actor
  * and day, held with one conditional update, so concurrent calls on any
@@ -20,6 +31,8 @@ export class LucidQuotaStore implements QuotaStore {
   #client: () => QueryClientContract
   #limitTokens: number
   #now: () => number
+  /** Actor-days whose row this instance has seen, so a reservation skips the insert */
+  #knownRows = new Set<string>()
 
   constructor(client: () => QueryClientContract, limitTokens: number, clock: QuotaClock = {}) {
     this.#client = client
@@ -28,9 +41,96 @@ export class LucidQuotaStore implements QuotaStore {
   }
 
   async reserve(actorRef: string, day: string, tokens: number, leaseMs = DEFAULT_HOLD_LEASE_MS) {
-    const client = this.#client()
+    const key = `${day}\0${actorRef}`
+    if (!this.#knownRows.has(key)) await this.#createRow(actorRef, day, key)
+    const hold = await this.#client().transaction((trx) =>
+      this.#reserveIn(trx, actorRef, day, tokens, leaseMs)
+    )
+    if (hold !== MISSING_ROW) return hold
+    // The row went away under the cache (a table emptied by hand): create it and try once more
+    this.#knownRows.delete(key)
+    await this.#createRow(actorRef, day, key)
+    const retried = await this.#client().transaction((trx) =>
+      this.#reserveIn(trx, actorRef, day, tokens, leaseMs)
+    )
+    return retried === MISSING_ROW ? null : retried
+  }
+
+  /**
+   * The common case costs one conditional update and the hold's insert. Only
+   * a refused reservation looks for holds of dead instances: their tokens
+   * matter only when they stand between a call and the limit.
+   */
+  async #reserveIn(
+    trx: TransactionClientContract,
+    actorRef: string,
+    day: string,
+    tokens: number,
+    leaseMs: number
+  ): Promise<QuotaHold | null | typeof MISSING_ROW> {
+    const now = this.#now()
+    const row = this.#row(trx, actorRef, day)
+    if (await this.#take(row, tokens, 0))
+      return this.#insertHold(trx, actorRef, day, tokens, now + leaseMs)
+    // Locks the day's row first, as settle does: holds of one day change one at a time
+    if (!affectedOne(await row.clone().update({ updated_at: new Date(now) }))) return MISSING_ROW
+    const expired = await trx
+      .from(AGENT_TABLES.quotaHolds)
+      .where('actor_ref', actorRef)
+      .where('day', day)
+      .where('expires_at', '<=', now)
+      .select('id', 'tokens')
+    if (!expired.length) return null
+    const reclaimed = expired.reduce((sum, hold) => sum + Number(hold.tokens), 0)
+    await trx
+      .from(AGENT_TABLES.quotaHolds)
+      .whereIn(
+        'id',
+        expired.map((hold) => hold.id)
+      )
+      .delete()
+    if (await this.#take(row, tokens, reclaimed)) {
+      return this.#insertHold(trx, actorRef, day, tokens, now + leaseMs)
+    }
+    await row.clone().update({ reserved_tokens: trx.raw('reserved_tokens - ?', [reclaimed]) })
+    return null
+  }
+
+  /** Moves `tokens` into the reservation, giving back `reclaimed`, when the limit allows */
+  async #take(row: QuotaRowQuery, tokens: number, reclaimed: number) {
+    const affected = await row
+      .clone()
+      .whereRaw('used_tokens + reserved_tokens - ? + ? <= ?', [
+        reclaimed,
+        tokens,
+        this.#limitTokens,
+      ])
+      .update({ reserved_tokens: row.client.raw('reserved_tokens - ? + ?', [reclaimed, tokens]) })
+    return affectedOne(affected)
+  }
+
+  async #insertHold(
+    trx: TransactionClientContract,
+    actorRef: string,
+    day: string,
+    tokens: number,
+    expiresAt: number
+  ): Promise<QuotaHold> {
+    const hold = { actorRef, day, tokens, id: randomUUID() }
+    await trx.insertQuery().table(AGENT_TABLES.quotaHolds).insert({
+      id: hold.id,
+      actor_ref: actorRef,
+      day,
+      tokens,
+      expires_at: expiresAt,
+    })
+    return hold
+  }
+
+  /** The actor's row for the day, unless it exists; remembered so later calls skip this */
+  async #createRow(actorRef: string, day: string, key: string) {
     try {
-      await client.insertQuery().table(AGENT_TABLES.quota).insert({
+      await this.#client().insertQuery().table(AGENT_TABLES.quota).insert({
         actor_ref: actorRef,
         day,
         used_tokens: 0,
@@ -40,54 +140,8 @@ export class LucidQuotaStore implements QuotaStore {
     } catch {
       // The (actor_ref, day) row exists already: the unique index refused a second one
     }
-    return client.transaction(async (trx): Promise<QuotaHold | null> => {
-      const now = this.#now()
-      const row = this.#row(trx, actorRef, day)
-      // Locks the day's row first, as settle does: holds of one day change one at a time
-      await row.clone().update({ updated_at: new Date(now) })
-      const expired = await trx
-        .from(AGENT_TABLES.quotaHolds)
-        .where('actor_ref', actorRef)
-        .where('day', day)
-        .where('expires_at', '<=', now)
-        .select('id', 'tokens')
-      const reclaimed = expired.reduce((sum, hold) => sum + Number(hold.tokens), 0)
-      if (expired.length) {
-        await trx
-          .from(AGENT_TABLES.quotaHolds)
-          .whereIn(
-            'id',
-            expired.map((hold) => hold.id)
-          )
-          .delete()
-      }
-      const affected = await row
-        .clone()
-        .whereRaw('used_tokens + reserved_tokens - ? + ? <= ?', [
-          reclaimed,
-          tokens,
-          this.#limitTokens,
-        ])
-        .update({ reserved_tokens: trx.raw('reserved_tokens - ? + ?', [reclaimed, tokens]) })
-      if (Number(Array.isArray(affected) ? affected[0] : affected) !== 1) {
-        if (reclaimed) {
-          await row.clone().update({ reserved_tokens: trx.raw('reserved_tokens - ?', [reclaimed]) })
-        }
-        return null
-      }
-      const hold = { actorRef, day, tokens, id: randomUUID() }
-      await trx
-        .insertQuery()
-        .table(AGENT_TABLES.quotaHolds)
-        .insert({
-          id: hold.id,
-          actor_ref: actorRef,
-          day,
-          tokens,
-          expires_at: now + leaseMs,
-        })
-      return hold
-    })
+    if (this.#knownRows.size >= KNOWN_ROWS_CAP) this.#knownRows.clear()
+    this.#knownRows.add(key)
   }
 
   settle(hold: QuotaHold, usedTokens: number) {
@@ -117,7 +171,7 @@ export class LucidQuotaStore implements QuotaStore {
       if (hold.id) {
         const deleted = await trx.from(AGENT_TABLES.quotaHolds).where('id', hold.id).delete()
         // Its lease ran out and a reservation gave its tokens back already
-        if (Number(Array.isArray(deleted) ? deleted[0] : deleted) !== 1) return
+        if (!affectedOne(deleted)) return
       }
       await row.clone().update({
         reserved_tokens: trx.raw('reserved_tokens - ?', [hold.tokens]),
