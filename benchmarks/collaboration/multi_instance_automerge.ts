@@ -5,7 +5,7 @@
  * counted as same-instance or cross-instance, so both figures come from the
  * same run under the same load. The clients all run in this process (an
  * automerge-repo client costs far more CPU than a y-websocket one), so the
- * scenario is smaller than the Yjs one: 20 writers at 1 change/s each.
+ * scenario is smaller than the Yjs one: 10 writers at 1 change/s each.
  * One warm-up round (not printed), then three repeats.
  *
  * npm run bench -- collaboration multi_instance
@@ -22,8 +22,8 @@ import { WebSocketClientAdapter } from '@automerge/automerge-repo-network-websoc
 import { automergeDocumentId } from '../../src/collaboration/engines/automerge/document_id.ts'
 import { signCollabToken } from '../../src/collaboration/tokens.ts'
 
-const WRITERS = 20
-const OBSERVERS_PER_INSTANCE = 4
+const WRITERS = 10
+const OBSERVERS_PER_INSTANCE = 2
 const CHANGES_PER_WRITER_PER_SECOND = 1
 const DURATION_MS = 6000
 const WARMUP_MS = 1000
