@@ -101,17 +101,6 @@ function multiInstanceOf(config: CollaborationConfigInput<any>): boolean {
   if (config.multiInstance !== true) {
     throw new CollabConfigError(`Invalid "multiInstance" ${where}: expected true or false`)
   }
-  const automerge =
-    engineOf(config.engine ?? 'yjs') === 'automerge'
-      ? 'engine'
-      : Object.entries(config.documents ?? {}).find(
-          ([, declaration]) => engineOf((declaration as any)?.engine) === 'automerge'
-        )?.[0]
-  if (automerge) {
-    throw new CollabConfigError(
-      `"multiInstance" ${where} shares Yjs documents between instances; Automerge documents (${automerge === 'engine' ? '"engine"' : `documents["${automerge}"]`}) are not shared yet. Serve them from one instance, or use engine: 'yjs'`
-    )
-  }
   if (!config.redis && !config.redisUrl) {
     throw new CollabConfigError(
       `"multiInstance" ${where} fans documents out through Redis: set redis: 'main' (a connection of @adonisjs/redis) or redisUrl`

@@ -257,7 +257,7 @@ test.group('Collaboration | documents across app instances (Redis)', () => {
           redisUrl: REDIS_URL,
           documents: { 'boards/:id': { engine: 'automerge' } },
         }),
-      /Automerge documents \(documents\["boards\/:id"\]\) are not shared yet/
+      /"multiInstance" in config\/collaboration.ts needs a storage every instance shares/
     )
     await assert.rejects(
       () => setupCollabApp({ multiInstance: true, redisUrl: REDIS_URL }),

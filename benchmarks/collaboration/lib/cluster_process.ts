@@ -2,7 +2,7 @@
  * One Atrium instance of a multiInstance deployment in its own process:
  * documents shared through the local Redis under argv[2], file-system
  * storage under argv[3] (each instance its own: the benchmark reads no
- * stored state). Prints PORT=<n>.
+ * stored state). argv[4] is the engine (`yjs` when absent). Prints PORT=<n>.
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -10,9 +10,10 @@ import { normalizeConfig } from '../../../src/collaboration/define_config.ts'
 import { CollaborationManager } from '../../../src/collaboration/manager.ts'
 import { FileSystemStorage } from '../../../src/collaboration/storage/file_system.ts'
 
-const [redisPrefix, directory] = process.argv.slice(2)
+const [redisPrefix, directory, engine = 'yjs'] = process.argv.slice(2)
 const manager = await CollaborationManager.create(
   normalizeConfig({
+    engine: engine as 'yjs' | 'automerge',
     tokenSecret: 'bench-secret',
     storage: new FileSystemStorage(directory),
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',

@@ -15,7 +15,11 @@ export const ClusterMessage = {
   awareness: 1,
   /** "Send me what I miss": the payload is the sender's state vector */
   syncRequest: 2,
+  /** An Automerge document's peer frame (hello, bye, sync, presence) */
+  automerge: 3,
 } as const
+
+const LAST_KIND = ClusterMessage.automerge
 
 export type ClusterMessageKind = (typeof ClusterMessage)[keyof typeof ClusterMessage]
 
@@ -24,7 +28,8 @@ const HEADER_BYTES = INSTANCE_ID_BYTES + 1
 
 /** What an engine attaches to the link of one open document */
 export interface ClusterLinkListener {
-  receive(kind: ClusterMessageKind, payload: Uint8Array): void
+  /** `from` is the sending instance's id */
+  receive(kind: ClusterMessageKind, payload: Uint8Array, from: Buffer): void
   /** The link missed messages (Redis reconnected): ask the others again */
   resync(): void
 }
@@ -36,7 +41,7 @@ export interface ClusterLinkListener {
 export class ClusterLink {
   #listener?: ClusterLinkListener
   /** Messages that arrived before the document finished loading */
-  #early: Array<[ClusterMessageKind, Uint8Array]> | null = []
+  #early: Array<[ClusterMessageKind, Uint8Array, Buffer]> | null = []
 
   constructor(
     readonly docName: string,
@@ -48,20 +53,20 @@ export class ClusterLink {
     this.#listener = listener
     const early = this.#early ?? []
     this.#early = null
-    for (const [kind, payload] of early) {
-      listener.receive(kind, payload)
+    for (const [kind, payload, from] of early) {
+      listener.receive(kind, payload, from)
     }
   }
 
-  deliver(kind: ClusterMessageKind, payload: Uint8Array) {
+  deliver(kind: ClusterMessageKind, payload: Uint8Array, from: Buffer) {
     if (this.#early) {
       // bounded by what other instances send during one document load
       if (this.#early.length < 10_000) {
-        this.#early.push([kind, payload])
+        this.#early.push([kind, payload, from])
       }
       return
     }
-    this.#listener?.receive(kind, payload)
+    this.#listener?.receive(kind, payload, from)
   }
 
   resync() {
@@ -188,10 +193,10 @@ export class DocumentCluster {
     }
     const link = this.#links.get(channel.slice(this.#prefix.length + 4))
     const kind = message[INSTANCE_ID_BYTES] as ClusterMessageKind
-    if (!link || kind > ClusterMessage.syncRequest) {
+    if (!link || kind > LAST_KIND) {
       return
     }
-    link.deliver(kind, message.subarray(HEADER_BYTES))
+    link.deliver(kind, message.subarray(HEADER_BYTES), message.subarray(0, INSTANCE_ID_BYTES))
   }
 
   async close() {

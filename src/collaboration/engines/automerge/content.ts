@@ -60,6 +60,15 @@ export function concatChunks(chunks: Uint8Array[]): Uint8Array {
 }
 
 /**
+ * Stored parts (a state, log entries, a newer state) as one saved document:
+ * Automerge changes are identified by hash, so a change held by several
+ * parts is kept once.
+ */
+export function mergeChunks(parts: Uint8Array[]): Uint8Array {
+  return withFree(docFromState(concatChunks(parts)), (doc) => A.save(doc))
+}
+
+/**
  * The text layout on Automerge: the root string `content`, empty otherwise.
  */
 export function textOfDoc(doc: A.Doc<any>): string {

@@ -8,24 +8,28 @@ import { CLOSE_CODES } from '../../server/close_codes.ts'
 import { guardOf } from '../../server/connection.ts'
 import type { LiveDocumentResult } from '../../types.ts'
 import type { CollabEngine, CollabEngineHost, CollabSession } from '../engine.ts'
+import { AutomergeClusterAdapter } from './cluster_adapter.ts'
 import {
   concatChunks,
   diffDocs,
+  mergeChunks,
   docFromState,
   genesisState,
   restoreInto,
-  seedState,
   textOfDoc,
   withFree,
   withoutChanges,
 } from './content.ts'
 import { automergeDocumentId } from './document_id.ts'
+import { initialState } from './initial_state.ts'
 import { AtriumNetworkAdapter, type AutomergePeer } from './network_adapter.ts'
 import { DocumentSizeBound } from '../size_bound.ts'
 import { CollaborationStorageAdapter } from './storage_adapter.ts'
 
 /** Longer than automerge-repo's sync throttle (100 ms) */
 const SYNC_SETTLE_MS = 250
+/** Longest an unloading document waits for the other instances to confirm its changes */
+const CLUSTER_SETTLE_MS = 2000
 
 /** One document open in the server's repo */
 interface OpenDocument {
@@ -52,6 +56,8 @@ export class AutomergeEngine implements CollabEngine {
   #host: CollabEngineHost
   #network: AtriumNetworkAdapter
   #storage: CollaborationStorageAdapter
+  /** The other app instances (multiInstance) */
+  #cluster?: AutomergeClusterAdapter
   #loading = new Map<string, Promise<OpenDocument>>()
   #open = new Map<string, OpenDocument>()
   #byId = new Map<string, OpenDocument>()
@@ -63,6 +69,8 @@ export class AutomergeEngine implements CollabEngine {
       storage: host.storage,
       debounce: host.debounce,
       maxWait: host.maxWait,
+      // every instance stores what reaches it: a compaction keeps what another stored
+      merge: host.cluster ? mergeChunks : undefined,
       stateOf: (documentId) => {
         const open = this.#byId.get(documentId)
         return open ? A.save(open.handle.doc()) : null
@@ -79,19 +87,32 @@ export class AutomergeEngine implements CollabEngine {
           return open ? this.#fits(open, bytes) : true
         },
         left: (peer) => this.#left(peer),
+        goodbye: (documentId, message) => this.#cluster?.publishGoodbye(documentId, message),
       },
       {
         maxHeldBytes: host.limits.maxPayload + 64 * 1024,
         maxEphemeralBytes: host.limits.maxAwarenessStateBytes,
+        // presence reaches other instances' clients under the socket's id: unique across instances
+        peerPrefix: host.cluster
+          ? `atrium-${host.cluster.instanceId.subarray(0, 6).toString('base64url')}-`
+          : undefined,
       }
     )
+    if (host.cluster) {
+      this.#cluster = new AutomergeClusterAdapter(host.cluster.instanceId, {
+        isLocal: (peerId) => this.#network.hasPeer(peerId),
+        relayEphemeral: (documentId, message) => this.#network.relayEphemeral(documentId, message),
+        maxEphemeralBytes: host.limits.maxAwarenessStateBytes,
+      })
+    }
     const share = async (peerId: PeerId, documentId?: DocumentId) =>
-      this.#network.mayShare(peerId, documentId)
+      this.#network.mayShare(peerId, documentId) ||
+      (this.#cluster?.mayShare(peerId, documentId) ?? false)
     this.repo = new Repo({
       // in every message the server sends: 72 random bits keep instances apart in
       // 19 characters (sockets are `atrium-<n>`); a UUID cost 36 bytes a message
       peerId: `server-${randomBytes(9).toString('base64url')}` as PeerId,
-      network: [this.#network],
+      network: this.#cluster ? [this.#network, this.#cluster] : [this.#network],
       storage: this.#storage,
       // changes reach the storage's update log within this interval (the 250 ms promise)
       saveDebounceRate: host.appendInterval,
@@ -99,34 +120,28 @@ export class AutomergeEngine implements CollabEngine {
     })
   }
 
-  /**
-   * The bytes a never-stored document starts from: the declaration's seed,
-   * else the same empty first change everywhere. Persisted before anyone is
-   * served, so a seed runs once per document.
-   */
-  async #initialState(docName: string): Promise<Uint8Array> {
-    let state: Uint8Array | null = null
+  async #load(docName: string): Promise<OpenDocument> {
+    // subscribed before the load, so no other instance's change falls between
+    const link = await this.#host.cluster?.open(docName)
     try {
-      state = seedState(await this.#host.seed(docName))
+      const open = await this.#loadStored(docName)
+      if (link) {
+        this.#cluster!.attach(open.documentId, link)
+      }
+      return open
     } catch (error) {
-      reportCollaborationError({ scope: 'storage', operation: 'load', docName, error })
+      await link?.close()
+      throw error
     }
-    state ??= genesisState(docName)
-    try {
-      await this.#host.storage.saveDocument(docName, state)
-    } catch (error) {
-      reportCollaborationError({ scope: 'storage', operation: 'saveDocument', docName, error })
-    }
-    return state
   }
 
-  async #load(docName: string): Promise<OpenDocument> {
+  async #loadStored(docName: string): Promise<OpenDocument> {
     const documentId = automergeDocumentId(docName) as DocumentId
     this.#storage.register(documentId, docName)
     const stored = await this.#host.storage.loadDocument(docName)
     const state = stored
       ? concatChunks([stored.state, ...(stored.updates ?? [])])
-      : await this.#initialState(docName)
+      : await initialState(this.#host, docName)
     // one storage read: the repo's first save is then a snapshot, which
     // compacts the update log it did not read
     const handle = this.repo.import<any>(state, { docId: documentId })
@@ -193,10 +208,17 @@ export class AutomergeEngine implements CollabEngine {
       // automerge-repo sends a change to peers up to 100 ms after it is made;
       // a sync still pending would wait forever for an unloaded document
       await new Promise((resolve) => setTimeout(resolve, SYNC_SETTLE_MS))
+      // a change made here just before must reach the instances still serving it
+      await this.#cluster?.caughtUp(
+        open.documentId,
+        () => A.getHeads(open.handle.doc()),
+        CLUSTER_SETTLE_MS
+      )
       if (open.connections > 0 || open.holds > 0 || this.#closing) {
         open.unloading = undefined
         return
       }
+      await this.#cluster?.detach(open.documentId)
       await this.repo.removeFromCache(open.documentId)
       this.#loading.delete(open.name)
       this.#open.delete(open.name)
@@ -357,6 +379,7 @@ export class AutomergeEngine implements CollabEngine {
       failure = error
     }
     this.#network.disconnect()
+    this.#cluster?.disconnect()
     this.#storage.close()
     this.#open.clear()
     this.#byId.clear()

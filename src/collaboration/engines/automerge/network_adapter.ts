@@ -39,6 +39,8 @@ export interface NetworkAdapterHooks {
   fits(documentId: string, bytes: number): boolean
   /** The socket closed (after the repo was told) */
   left(peer: AutomergePeer): void
+  /** A closed socket's presence goodbye, for the other instances' sockets (multiInstance) */
+  goodbye?(documentId: string, message: Record<string, unknown>): void
 }
 
 /** The peer a socket serves, kept on the socket so listeners need no closure */
@@ -79,15 +81,18 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
 
   #maxHeldBytes: number
   #maxEphemeralBytes: number
+  #peerPrefix: string
 
+  /** `peerPrefix` names this instance's sockets apart from other instances' (default `atrium-`) */
   constructor(
     hooks: NetworkAdapterHooks,
-    caps: { maxHeldBytes: number; maxEphemeralBytes: number }
+    caps: { maxHeldBytes: number; maxEphemeralBytes: number; peerPrefix?: string }
   ) {
     super()
     this.#hooks = hooks
     this.#maxHeldBytes = caps.maxHeldBytes
     this.#maxEphemeralBytes = caps.maxEphemeralBytes
+    this.#peerPrefix = caps.peerPrefix ?? 'atrium-'
   }
 
   isReady() {
@@ -121,7 +126,7 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
       guard: guardOf(socket),
       session,
       documentId,
-      internalId: `atrium-${++this.#count}` as PeerId,
+      internalId: `${this.#peerPrefix}${++this.#count}` as PeerId,
       held: [],
       heldBytes: 0,
       opened: false,
@@ -364,21 +369,31 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
    * state, instead of after the presence time to live.
    */
   #sayGoodbyeFor(gone: AutomergePeer) {
-    const data = cbor.encode({ [PRESENCE_MARKER]: { type: 'goodbye' } })
+    const message = {
+      type: 'ephemeral',
+      senderId: gone.internalId,
+      documentId: gone.documentId,
+      // its own session: the count is the first of it whatever the peer sent before
+      sessionId: `${gone.internalId}-closed`,
+      count: 1,
+      data: cbor.encode({ [PRESENCE_MARKER]: { type: 'goodbye' } }),
+    }
+    this.relayEphemeral(gone.documentId, message)
+    this.#hooks.goodbye?.(gone.documentId, message)
+  }
+
+  /** Writes a presence message to every socket on the document */
+  relayEphemeral(documentId: string, message: Record<string, unknown>) {
     for (const peer of this.#peers.values()) {
-      if (peer.documentId === gone.documentId && peer.clientId) {
-        this.#write(peer, {
-          type: 'ephemeral',
-          senderId: gone.internalId,
-          targetId: peer.clientId,
-          documentId: gone.documentId,
-          // its own session: the count is the first of it whatever the peer sent before
-          sessionId: `${gone.internalId}-closed`,
-          count: 1,
-          data,
-        })
+      if (peer.documentId === documentId && peer.clientId) {
+        this.#write(peer, { ...message, targetId: peer.clientId })
       }
     }
+  }
+
+  /** True for a socket's peer id on this instance */
+  hasPeer(peerId: string) {
+    return this.#peers.has(peerId as PeerId)
   }
 
   /** Peers connected to a document */

@@ -2,7 +2,7 @@ import type { Chunk, StorageAdapterInterface, StorageKey } from '@automerge/auto
 import debug from '../../debug.ts'
 import { CollabStorageError } from '../../errors.ts'
 import { reportCollaborationError } from '../../observability.ts'
-import type { CollaborationStorage } from '../../types.ts'
+import type { CollaborationStorage, MergeUpdates } from '../../types.ts'
 
 /** Longest wait between two retries of a failed write */
 const MAX_RETRY_MS = 30_000
@@ -31,6 +31,8 @@ export interface StorageAdapterOptions {
   storage: CollaborationStorage
   debounce: number
   maxWait: number
+  /** Merges what is stored into a compaction (several instances write the document) */
+  merge?: MergeUpdates
   /** The whole current state of an open document (null when it is not open) */
   stateOf(documentId: string): Uint8Array | null
 }
@@ -126,7 +128,7 @@ export class CollaborationStorageAdapter implements StorageAdapterInterface {
     if (kind === 'snapshot') {
       const generation = writes.generation
       await this.#enqueue(writes, 'compactDocument', async () => {
-        await storage.compactDocument!(writes.name, data)
+        await storage.compactDocument!(writes.name, data, this.#options.merge)
         writes.failures = 0
         if (writes.generation === generation) {
           writes.dirty = false
@@ -226,7 +228,7 @@ export class CollaborationStorageAdapter implements StorageAdapterInterface {
       const storage = this.#options.storage
       try {
         await (storage.compactDocument
-          ? storage.compactDocument(writes.name, state)
+          ? storage.compactDocument(writes.name, state, this.#options.merge)
           : storage.saveDocument(writes.name, state))
       } catch (error) {
         writes.dirty = true

@@ -1,0 +1,175 @@
+/**
+ * The Automerge engine across two Atrium instances sharing documents through
+ * Redis (multiInstance): unmodified automerge-repo clients on one document,
+ * writers and observers split between the instances. Each delivery is
+ * counted as same-instance or cross-instance, so both figures come from the
+ * same run under the same load. The clients all run in this process (an
+ * automerge-repo client costs far more CPU than a y-websocket one), so the
+ * scenario is smaller than the Yjs one: 10 writers at 1 change/s each.
+ * One warm-up round (not printed), then three repeats.
+ *
+ * npm run bench -- collaboration multi_instance
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Redis } from 'ioredis'
+import { Repo, type DocHandle, type PeerId } from '@automerge/automerge-repo'
+import { WebSocketClientAdapter } from '@automerge/automerge-repo-network-websocket'
+import { automergeDocumentId } from '../../src/collaboration/engines/automerge/document_id.ts'
+import { signCollabToken } from '../../src/collaboration/tokens.ts'
+
+const WRITERS = 10
+const OBSERVERS_PER_INSTANCE = 2
+const CHANGES_PER_WRITER_PER_SECOND = 1
+const DURATION_MS = 6000
+const WARMUP_MS = 1000
+const REPEATS = 3
+
+const entry = fileURLToPath(new URL('./lib/cluster_process.ts', import.meta.url))
+const now = () => performance.now()
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+let peers = 0
+
+async function startInstance(prefix: string, directory: string) {
+  const child = fork(entry, [prefix, directory, 'automerge'], {
+    execArgv: ['--import=@poppinss/ts-exec'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  })
+  const port = await new Promise<number>((resolve, reject) => {
+    let output = ''
+    child.stdout!.on('data', (chunk) => {
+      output += chunk
+      const match = output.match(/PORT=(\d+)/)
+      if (match) {
+        resolve(Number(match[1]))
+      }
+    })
+    child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)))
+  })
+  return { child, port }
+}
+
+async function connect(port: number, docName: string) {
+  const peer = ++peers
+  const token = signCollabToken({ userId: `bench-${peer}`, docName }, 'bench-secret', 3600)
+  const adapter = new WebSocketClientAdapter(
+    `ws://127.0.0.1:${port}/collaboration/${docName}?token=${token}`,
+    1000
+  )
+  const connected = new Promise<void>((resolve) => adapter.once('peer-candidate', () => resolve()))
+  const repo = new Repo({ network: [adapter], peerId: `bench-${peer}` as PeerId })
+  await connected
+  const handle = await repo.find<Record<string, number>>(automergeDocumentId(docName) as any)
+  return { repo, handle }
+}
+
+function percentile(values: number[], p: number) {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
+}
+
+async function run(ports: number[], docName: string) {
+  const writers: Array<{ repo: Repo; handle: DocHandle<Record<string, number>> }> = []
+  for (let index = 0; index < WRITERS; index++) {
+    writers.push(await connect(ports[index % 2], docName))
+  }
+  const same: number[] = []
+  const cross: number[] = []
+  let measuring = false
+  const observers: Repo[] = []
+  for (let index = 0; index < OBSERVERS_PER_INSTANCE * 2; index++) {
+    const instance = index % 2
+    const { repo, handle } = await connect(ports[instance], docName)
+    observers.push(repo)
+    const seen = new Map<string, number>()
+    handle.on('change', ({ doc }) => {
+      const at = now()
+      for (const [key, value] of Object.entries(doc)) {
+        if (typeof value !== 'number' || seen.get(key) === value) {
+          continue
+        }
+        seen.set(key, value)
+        if (measuring) {
+          ;(Number(key.slice(1)) % 2 === instance ? same : cross).push(at - value)
+        }
+      }
+    })
+  }
+  await sleep(500)
+  const rate = WRITERS * CHANGES_PER_WRITER_PER_SECOND
+  let sent = 0
+  let cursor = 0
+  const start = now()
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const elapsed = now() - start
+      measuring = elapsed >= WARMUP_MS
+      const due = Math.floor((rate * elapsed) / 1000) - sent
+      for (let index = 0; index < due; index++) {
+        const key = `w${cursor}`
+        writers[cursor].handle.change((doc) => {
+          doc[key] = now()
+        })
+        cursor = (cursor + 1) % writers.length
+        sent++
+      }
+      if (elapsed >= WARMUP_MS + DURATION_MS) {
+        clearInterval(timer)
+        resolve()
+      }
+    }, 5)
+  })
+  await sleep(1000)
+  measuring = false
+  await Promise.all(
+    [...writers.map(({ repo }) => repo), ...observers].map((repo) =>
+      repo.shutdown().catch(() => {})
+    )
+  )
+  return { same, cross }
+}
+
+const prefix = `atrium:bench:cluster:${randomUUID()}:`
+const directories = [
+  await mkdtemp(join(tmpdir(), 'atrium-a-')),
+  await mkdtemp(join(tmpdir(), 'atrium-b-')),
+]
+const started = await Promise.all(directories.map((directory) => startInstance(prefix, directory)))
+const children: ChildProcess[] = started.map(({ child }) => child)
+const ports = started.map(({ port }) => port)
+try {
+  console.log(
+    `Automerge: ${WRITERS} writers (${CHANGES_PER_WRITER_PER_SECOND} change/s each) on one document, half on each of two instances; ${OBSERVERS_PER_INSTANCE} observers per instance`
+  )
+  console.log(
+    'repeat | same-instance p50 / p99 | cross-instance p50 / p99 | p99 difference | load (1 min)'
+  )
+  await run(ports, 'typing-warm-up')
+  for (let repeat = 1; repeat <= REPEATS; repeat++) {
+    const { same, cross } = await run(ports, `typing-${repeat}`)
+    const figure = (values: number[], p: number) => percentile(values, p).toFixed(1)
+    const difference = percentile(cross, 99) - percentile(same, 99)
+    console.log(
+      `${repeat}      | ${figure(same, 50)} / ${figure(same, 99)} ms (${same.length})`.padEnd(36) +
+        ` | ${figure(cross, 50)} / ${figure(cross, 99)} ms (${cross.length})`.padEnd(30) +
+        ` | ${difference >= 0 ? '+' : ''}${difference.toFixed(1)} ms | ${loadavg()[0].toFixed(2)}`
+    )
+    await sleep(500)
+  }
+} finally {
+  for (const child of children) {
+    child.kill('SIGKILL')
+  }
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
+  const keys = await redis.keys(`${prefix}*`)
+  if (keys.length) {
+    await redis.del(...keys)
+  }
+  redis.disconnect()
+  await Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true })))
+}
