@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { bodyOf, deltasOf, runStatus } from './helpers.ts'
-import { insightApp } from './insight_helpers.ts'
+import { insightApp, runOf } from './insight_helpers.ts'
 
 /** An error answer the provider asks to retry at once */
 function failure(status: number) {
@@ -44,6 +44,34 @@ test.group('Agent model call retries', () => {
     assert.equal(status, 200)
     assert.equal(body.metrics.retries, 3)
     assert.equal(body.metrics.succeeded, 2)
+  })
+
+  test('/reliability breaks the retries down per agent; an agent that retried nothing shows 0', async ({
+    assert,
+  }) => {
+    const app = await insightApp({ config: { modelMaxRetries: 2 } })
+    app.fake.reply(failure(429), failure(500), { text: ['ok'] })
+    await app.turn('hello')
+    const store = app.manager.config.store
+    const end = async (agentName: string, retries: number) => {
+      const { runId } = await runOf(store, agentName)
+      await store.finishRun(runId, { status: 'done', steps: 1, model: 'm', retries })
+    }
+    await end('writer', 3)
+    await end('writer', 1)
+    await end('reader', 0)
+
+    const { status, body } = await app.json('/reliability')
+    assert.equal(status, 200)
+    assert.equal(body.metrics.retries, 6)
+    assert.deepEqual(
+      body.byAgent.map((row: any) => [row.agentName, row.runs, row.retries]),
+      [
+        ['writer', 2, 4],
+        ['default', 1, 2],
+        ['reader', 1, 0],
+      ]
+    )
   })
 
   test('retries stop at modelMaxRetries, a 400 is never retried, and neither is a call that streamed', async ({

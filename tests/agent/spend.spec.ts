@@ -251,6 +251,7 @@ test.group('Agent spend rollups', () => {
         cancelled: 0,
         successRate: 1,
         errorRate: 0,
+        retries: 0,
         p95DurationMs: writer.reported,
       },
       {
@@ -261,6 +262,7 @@ test.group('Agent spend rollups', () => {
         cancelled: 1,
         successRate: 0,
         errorRate: 0.8,
+        retries: 0,
         p95DurationMs: reader.reported,
       },
     ])

@@ -74,7 +74,14 @@ export interface ReliabilityOverview {
     /** From 5%-wide duration buckets: at most 5% above the exact nearest-rank p95 */
     p95DurationMs: number | null
   }
-  byAgent: Array<RunFigures & { agentName: string; p95DurationMs: number | null }>
+  byAgent: Array<
+    RunFigures & {
+      agentName: string
+      /** Model calls the gateway retried in the window's runs of this agent */
+      retries: number
+      p95DurationMs: number | null
+    }
+  >
   errors: Array<{ errorCode: string; count: number }>
   trend: Array<RunFigures & { day: string }>
 }
@@ -244,13 +251,11 @@ export class LucidInsightQueries {
       this.#rollups(AGENT_TABLES.runRollups, window, RUN_COLUMNS, 'day'),
       this.#rollups(AGENT_TABLES.errorRollups, window, { count: 'runs_failed' }, 'error_code'),
       this.#durationHistograms(window),
-      this.#connect()
-        .from(AGENT_TABLES.retryRollups)
-        .where('day', '>=', window.fromDay)
-        .where('day', '<=', window.toDay)
-        .sum('retries as retries')
-        .first(),
+      this.#rollups(AGENT_TABLES.retryRollups, window, { retries: 'retries' }, 'agent_name'),
     ])
+    const retriesOf = new Map<string, number>(
+      retries.map((row: any) => [row.agent_name, Number(row.retries ?? 0)])
+    )
     const total = { succeeded: 0, failed: 0, cancelled: 0 }
     for (const row of agents) {
       for (const field of Object.keys(total) as Array<keyof typeof total>) {
@@ -263,13 +268,14 @@ export class LucidInsightQueries {
       to: window.toDay,
       metrics: {
         ...runFigures(total),
-        retries: Number(retries?.retries ?? 0),
+        retries: [...retriesOf.values()].reduce((sum, count) => sum + count, 0),
         p95DurationMs: p95FromBuckets(overall),
       },
       byAgent: agents
         .map((row: any) => ({
           agentName: row.agent_name,
           ...runFigures(row),
+          retries: retriesOf.get(row.agent_name) ?? 0,
           p95DurationMs: p95FromBuckets(perAgent.get(row.agent_name) ?? new Map()),
         }))
         .filter((row) => row.runs > 0)

@@ -7,6 +7,7 @@ import { UsageLedger } from './lucid_ledger.ts'
 import { LucidPricingStore } from './lucid_pricing.ts'
 import { LucidTransientThreads } from './lucid_transient.ts'
 import { LucidQuotaStore } from '../quota/lucid.ts'
+import { SqliteTurnStatements, type MessageInsert } from './sqlite_turn.ts'
 import type {
   AgentStore,
   GovernanceQueries,
@@ -24,20 +25,26 @@ export { AGENT_TABLES, toDate } from './lucid_rows.ts'
  * The agent store on Lucid: one class for SQLite, PostgreSQL and MariaDB.
  * Every statement is portable; the one conditional write (claiming a tool
  * call) relies on the unique (run_id, tool_call_id) index, not on a dialect
- * feature.
+ * feature. On better-sqlite3 the statements of a turn before its first
+ * model call run as cached prepared statements (`preparedStatements: false`
+ * turns that off), writing the same rows.
  */
 export class LucidAgentStore implements AgentStore {
   #db: Database
   #connection?: string
   #ledger: UsageLedger
+  #preparedStatements: boolean
+  /** Decided on first use, once the connection is known: undefined off better-sqlite3 */
+  #turnStatements?: SqliteTurnStatements | null
   governance?: GovernanceQueries
   insights?: InsightQueries
   pricing: LucidPricingStore
   transient: LucidTransientThreads
 
-  constructor(db: Database, connection?: string) {
+  constructor(db: Database, connection?: string, options: { preparedStatements?: boolean } = {}) {
     this.#db = db
     this.#connection = connection
+    this.#preparedStatements = options.preparedStatements ?? true
     this.pricing = new LucidPricingStore(() => this.#client)
     this.#ledger = new UsageLedger(() => this.#client, this.pricing)
     this.transient = new LucidTransientThreads(() => this.#client, this.#ledger)
@@ -45,6 +52,15 @@ export class LucidAgentStore implements AgentStore {
 
   get #client(): QueryClientContract {
     return this.#db.connection(this.#connection)
+  }
+
+  get #turn() {
+    if (this.#turnStatements === undefined) {
+      this.#turnStatements = this.#preparedStatements
+        ? (SqliteTurnStatements.forClient(() => this.#client) ?? null)
+        : null
+    }
+    return this.#turnStatements ?? undefined
   }
 
   async assertReady() {
@@ -72,16 +88,19 @@ export class LucidAgentStore implements AgentStore {
       created_at: now,
       updated_at: now,
     }
-    await this.#client.insertQuery().table(AGENT_TABLES.threads).insert(row)
+    if (this.#turn) await this.#turn.insertThread(row)
+    else await this.#client.insertQuery().table(AGENT_TABLES.threads).insert(row)
     return thread(row)
   }
 
   async findThread(id: string) {
-    const row = await this.#client
-      .from(AGENT_TABLES.threads)
-      .where('id', id)
-      .whereNull('deleted_at')
-      .first()
+    const row = this.#turn
+      ? await this.#turn.findThread(id)
+      : await this.#client
+          .from(AGENT_TABLES.threads)
+          .where('id', id)
+          .whereNull('deleted_at')
+          .first()
     return row ? thread(row) : null
   }
 
@@ -196,27 +215,18 @@ export class LucidAgentStore implements AgentStore {
 
   async appendMessage(input: Parameters<AgentStore['appendMessage']>[0]): Promise<MessageRow> {
     const createdAt = new Date()
-    const [inserted] = await this.#client
-      .insertQuery()
-      .table(AGENT_TABLES.messages)
-      .insert({
-        thread_id: input.threadId,
-        run_id: input.runId,
-        role: input.role,
-        content: input.content,
-        tool_calls: input.toolCalls?.length ? json(input.toolCalls) : null,
-        tool_results: input.toolResults?.length ? json(input.toolResults) : null,
-        attachments: input.attachments?.length ? json(input.attachments) : null,
-        created_at: createdAt,
-      })
-      .returning('id')
-    await this.#client
-      .from(AGENT_TABLES.threads)
-      .where('id', input.threadId)
-      .update({ updated_at: createdAt })
-    const id = typeof inserted === 'object' ? (inserted as any).id : inserted
+    const row = {
+      thread_id: input.threadId,
+      run_id: input.runId,
+      role: input.role,
+      content: input.content,
+      tool_calls: input.toolCalls?.length ? json(input.toolCalls) : null,
+      tool_results: input.toolResults?.length ? json(input.toolResults) : null,
+      attachments: input.attachments?.length ? json(input.attachments) : null,
+      created_at: createdAt,
+    }
     return {
-      id: Number(id),
+      id: await this.#insertMessage(row),
       threadId: input.threadId,
       runId: input.runId,
       role: input.role,
@@ -229,6 +239,20 @@ export class LucidAgentStore implements AgentStore {
     }
   }
 
+  async #insertMessage(row: MessageInsert) {
+    if (this.#turn) return this.#turn.appendMessage(row)
+    const [inserted] = await this.#client
+      .insertQuery()
+      .table(AGENT_TABLES.messages)
+      .insert(row)
+      .returning('id')
+    await this.#client
+      .from(AGENT_TABLES.threads)
+      .where('id', row.thread_id)
+      .update({ updated_at: row.created_at })
+    return Number(typeof inserted === 'object' ? (inserted as any).id : inserted)
+  }
+
   async setFollowUps(messageId: number, followUps: string[]) {
     await this.#client
       .from(AGENT_TABLES.messages)
@@ -237,15 +261,17 @@ export class LucidAgentStore implements AgentStore {
   }
 
   async listMessages(threadId: string) {
-    const rows = await this.#client
-      .from(AGENT_TABLES.messages)
-      .where('thread_id', threadId)
-      .orderBy('id', 'asc')
+    const rows = this.#turn
+      ? await this.#turn.listMessages(threadId)
+      : await this.#client
+          .from(AGENT_TABLES.messages)
+          .where('thread_id', threadId)
+          .orderBy('id', 'asc')
     return rows.map(message)
   }
 
   async createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>) {
-    await this.#client.insertQuery().table(AGENT_TABLES.runs).insert({
+    const row = {
       id: input.id,
       thread_id: input.threadId,
       actor_ref: input.actorRef,
@@ -253,7 +279,9 @@ export class LucidAgentStore implements AgentStore {
       status: 'running',
       steps: 0,
       created_at: new Date(),
-    })
+    }
+    if (this.#turn) await this.#turn.insertRun(row)
+    else await this.#client.insertQuery().table(AGENT_TABLES.runs).insert(row)
   }
 
   finishRun(id: string, outcome: RunOutcome) {
