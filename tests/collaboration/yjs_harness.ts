@@ -50,6 +50,8 @@ export class RecordingStorage extends InMemoryCollaborationStorage {
   failLoads = 0
   /** Held writes wait for it */
   gate?: Promise<void>
+  /** Held loads wait for it */
+  loadGate?: Promise<void>
 
   constructor(options: { log?: boolean } = {}) {
     super()
@@ -69,6 +71,7 @@ export class RecordingStorage extends InMemoryCollaborationStorage {
 
   override async loadDocument(docName: string) {
     this.loads.push(docName)
+    await this.loadGate
     if (this.failLoads-- > 0) {
       throw new Error('storage down')
     }
@@ -113,6 +116,8 @@ export interface EngineHarness {
   url: string
   joined: string[]
   left: string[]
+  /** Every session handed to the engine, in order */
+  sessions: CollabSession[]
   close(): Promise<void>
 }
 
@@ -130,6 +135,7 @@ export async function startEngine(
   const storage = options.storage ?? new RecordingStorage()
   const joined: string[] = []
   const left: string[] = []
+  const sessions: CollabSession[] = []
   const host: CollabEngineHost = {
     storage,
     debounce: options.debounce ?? 60_000,
@@ -162,6 +168,7 @@ export async function startEngine(
         buffered: options.buffered?.(docName) ?? [],
         stopBuffering: () => {},
       }
+      sessions.push(session)
       engine.handleConnection(ws, session)
     })
   })
@@ -174,6 +181,7 @@ export async function startEngine(
     url: `ws://127.0.0.1:${port}`,
     joined,
     left,
+    sessions,
     async close() {
       await engine.close().catch(() => {})
       for (const client of wss.clients) client.terminate()
