@@ -32,6 +32,7 @@ const DATABASE_FREE = [
   'tests/collaboration/yjs_storage_edges.spec.ts',
   'tests/collaboration/yjs_engine_sockets.spec.ts',
   'tests/collaboration/yjs_engine_rooms.spec.ts',
+  'tests/collaboration/yjs_room_edges.spec.ts',
   'tests/collaboration/client*.spec.ts',
   'tests/demo/**/*.spec.ts',
   'tests/payments/sdk_gateways_mapping.spec.ts',

@@ -45,6 +45,7 @@ const YJS_NODB_SPECS = [
   'tests/collaboration/yjs_storage_edges.spec.ts',
   'tests/collaboration/yjs_engine_sockets.spec.ts',
   'tests/collaboration/yjs_engine_rooms.spec.ts',
+  'tests/collaboration/yjs_room_edges.spec.ts',
 ]
 /** A run of them takes about 2 s; a mutant that hangs one of their awaits is cut off here */
 const YJS_TIMEOUT_MS = 8000

@@ -1,14 +1,12 @@
 import { test } from '@japa/runner'
 import * as Y from 'yjs'
-import { awarenessFrame, awarenessUpdate } from '../../src/collaboration/engines/yjs/awareness.ts'
-import { REMOTE_ORIGIN } from '../../src/collaboration/engines/yjs/room.ts'
+import { awarenessFrame } from '../../src/collaboration/engines/yjs/awareness.ts'
 import { onCollaborationError } from '../../src/collaboration/observability.ts'
 import {
   Client,
   RecordingStorage,
   startEngine,
   stateWith,
-  syncFrame,
   waitFor,
   type EngineHarness,
 } from './yjs_harness.ts'
@@ -227,104 +225,5 @@ test.group('Yjs engine without sockets', (group) => {
     await harness.engine.applyState('doc', stateWith('x'))
     await waitFor(() => !harness.engine.hasLiveDocument('doc'))
     assert.equal(await harness.storage.storedText('doc'), 'x')
-  })
-})
-
-test.group('Yjs room edges', (group) => {
-  let harness: EngineHarness
-  // a mutant that drops a resolve fails in seconds, not at the runner's 30 s
-  group.each.timeout(6000)
-  group.setup(() => onCollaborationError(() => {}))
-  group.each.teardown(() => harness?.close())
-
-  test('an update another instance applied is broadcast and compacted, never appended', async ({
-    assert,
-  }) => {
-    harness = await startEngine({ debounce: 10 })
-    harness.host.appendInterval = 1
-    const client = await Client.joined(`${harness.url}/doc`)
-    const room = await harness.engine.acquire('doc')
-    Y.applyUpdate(room.doc, stateWith('remote'), REMOTE_ORIGIN)
-    await waitFor(() => client.text() === 'remote')
-    await waitFor(() => harness.storage.calls.length >= 1)
-    assert.deepEqual(
-      harness.storage.calls.map((call) => call.operation),
-      ['compactDocument']
-    )
-    // a local change is appended: the log was open all along
-    client.type('!')
-    await waitFor(() => harness.storage.calls.some((call) => call.operation === 'appendUpdate'))
-  })
-
-  test('presence of other instances is relayed, and expired when they go silent', async ({
-    assert,
-  }) => {
-    harness = await startEngine()
-    const client = await Client.joined(`${harness.url}/doc`)
-    const room = await harness.engine.acquire('doc')
-    let broadcasts = 0
-    room.onAwarenessBroadcast = () => broadcasts++
-    room.applyRemoteAwareness(awarenessUpdate([[40, 3, '{"far":true}']]))
-    const relayed = await client.next('awareness')
-    assert.deepEqual(relayed.entries, [{ clientId: 40, clock: 3, state: '{"far":true}' }])
-    assert.equal(broadcasts, 1)
-    // still fresh: nothing expires
-    room.expireRemoteAwareness(60_000)
-    room.expireRemoteAwareness(-1)
-    const expired = await client.next('awareness', 2)
-    assert.deepEqual(expired.entries, [{ clientId: 40, clock: 4, state: 'null' }])
-    assert.equal(room.awareness.size, 0)
-  })
-
-  test('a remote presence update that changes nothing schedules no broadcast', async ({
-    assert,
-  }) => {
-    harness = await startEngine()
-    const room = await harness.engine.acquire('doc')
-    let broadcasts = 0
-    room.onAwarenessBroadcast = () => broadcasts++
-    room.applyRemoteAwareness(awarenessUpdate([[40, 3, 'null']]))
-    room.expireRemoteAwareness(-1)
-    // a marker through the same window: a broadcast of a real change
-    room.applyRemoteAwareness(awarenessUpdate([[41, 1, '{}']]))
-    await waitFor(() => broadcasts > 0)
-    await new Promise((resolve) => setImmediate(resolve))
-    assert.equal(broadcasts, 1)
-  })
-
-  test('handshake messages after a malformed one are dropped; the session is released at join', async ({
-    assert,
-  }) => {
-    let connections = 0
-    harness = await startEngine({
-      buffered: () =>
-        connections++ === 0
-          ? [Buffer.from([0, 9, 0]), Buffer.from(syncFrame(stateWith('after')))]
-          : [],
-    })
-    const client = await Client.joined(`${harness.url}/doc`)
-    assert.equal(await client.closed, 4400)
-    const watcher = await Client.joined(`${harness.url}/doc`)
-    watcher.sendStep1(new Uint8Array([0]))
-    await watcher.next('step2')
-    assert.equal(watcher.text(), '')
-    const session = harness.sessions[0]
-    assert.isUndefined(session.request)
-    assert.lengthOf(session.buffered, 0)
-  })
-
-  test('a socket closed while its document loads releases the room', async ({ assert }) => {
-    const storage = new RecordingStorage()
-    let load!: () => void
-    storage.loadGate = new Promise<void>((resolve) => (load = resolve))
-    harness = await startEngine({ storage })
-    const client = await Client.open(`${harness.url}/doc`)
-    await waitFor(() => storage.loads.length === 1)
-    await client.close()
-    await waitFor(() => harness.left.length === 0 && harness.sessions.length === 1)
-    load()
-    await waitFor(() => !harness.engine.hasLiveDocument('doc') && storage.loads.length === 1)
-    assert.deepEqual(harness.joined, [])
-    assert.deepEqual(harness.engine.openDocuments(), [])
   })
 })
