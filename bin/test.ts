@@ -30,6 +30,11 @@ const DATABASE_FREE = [
   'tests/payments/dispute_subscription_transitions.spec.ts',
   'tests/collaboration/token_edges.spec.ts',
   'tests/collaboration/yjs_content.spec.ts',
+  // the Yjs engine behind a bare HTTP server with in-memory storage (tests/collaboration/yjs_harness.ts)
+  'tests/collaboration/yjs_storage_edges.spec.ts',
+  'tests/collaboration/yjs_engine_sockets.spec.ts',
+  'tests/collaboration/yjs_engine_rooms.spec.ts',
+  'tests/collaboration/yjs_room_edges.spec.ts',
   'tests/collaboration/client*.spec.ts',
   'tests/demo/**/*.spec.ts',
   'tests/payments/sdk_gateways_mapping.spec.ts',

@@ -22,6 +22,12 @@ interface Group {
    * when any run fails): code only another database runs needs it there
    */
   databases?: Array<'sqlite' | 'pg' | 'mysql'>
+  /**
+   * Stryker's `timeoutMS` for the group (a run taking longer than this plus
+   * twice the first run's time counts as killed): short for specs whose
+   * awaits hang when a mutant drops a resolve, so such a mutant costs seconds
+   */
+  timeoutMS?: number
 }
 
 /**
@@ -34,6 +40,15 @@ const DRIVER_NODB_SPECS = [
   'tests/payments/mapping.spec.ts',
   'tests/payments/driver_verification.spec.ts',
 ]
+/** The Yjs engine driven directly: a bare HTTP server, real ws clients, in-memory storage */
+const YJS_NODB_SPECS = [
+  'tests/collaboration/yjs_storage_edges.spec.ts',
+  'tests/collaboration/yjs_engine_sockets.spec.ts',
+  'tests/collaboration/yjs_engine_rooms.spec.ts',
+  'tests/collaboration/yjs_room_edges.spec.ts',
+]
+/** A run of them takes about 2 s; a mutant that hangs one of their awaits is cut off here */
+const YJS_TIMEOUT_MS = 8000
 /**
  * Modules where a silent bug costs money or data, each with the specs that
  * exercise it. A `file:from-to` entry mutates only those lines (the
@@ -240,9 +255,43 @@ const GROUPS: Record<string, Group> = {
     ],
     tests: ['tests/payments/billing.spec.ts', 'tests/payments/ordering.spec.ts'],
   },
-  // Engine tests live in their own files; the Yjs engine's code is another owner's
+  // The Yjs engine, split per file: the database-free specs drive it over a bare HTTP server with
+  // real ws clients (about 2 s a run); the app specs after them cost seconds per mutant
+  'engine-storage': {
+    mutate: [
+      'src/collaboration/engines/yjs/room_storage.ts',
+      'src/collaboration/engines/yjs/adaptive_window.ts',
+    ],
+    nodbTests: YJS_NODB_SPECS,
+    timeoutMS: YJS_TIMEOUT_MS,
+  },
+  'engine-room': {
+    mutate: [
+      'src/collaboration/engines/yjs/room.ts',
+      'src/collaboration/engines/yjs/room_connection.ts',
+    ],
+    nodbTests: YJS_NODB_SPECS,
+    timeoutMS: YJS_TIMEOUT_MS,
+  },
+  'engine-core': {
+    mutate: ['src/collaboration/engines/yjs/engine.ts'],
+    nodbTests: YJS_NODB_SPECS,
+    timeoutMS: YJS_TIMEOUT_MS,
+  },
+  'engine-awareness': {
+    mutate: ['src/collaboration/engines/yjs/awareness.ts'],
+    nodbTests: YJS_NODB_SPECS,
+    timeoutMS: YJS_TIMEOUT_MS,
+  },
+  'engine-content': {
+    mutate: ['src/collaboration/engines/yjs/content.ts'],
+    nodbTests: ['tests/collaboration/yjs_content.spec.ts', ...YJS_NODB_SPECS],
+    timeoutMS: YJS_TIMEOUT_MS,
+  },
+  // The whole engine with the app specs (hours: each mutant boots an app with real sockets)
   'engine': {
     mutate: ['src/collaboration/engines/yjs/*.ts'],
+    nodbTests: YJS_NODB_SPECS,
     tests: [
       'tests/collaboration/server.spec.ts',
       'tests/collaboration/durability.spec.ts',
@@ -362,6 +411,7 @@ for (const name of requested.length ? requested : Object.keys(GROUPS)) {
     tempDirName: `tmp/stryker-${name}`,
     concurrency: Number(process.env.MUTATION_CONCURRENCY) || base.concurrency,
     mutate: group.mutate,
+    ...(group.timeoutMS ? { timeoutMS: group.timeoutMS } : {}),
     commandRunner: { command },
   }
   const started = Date.now()

@@ -5,7 +5,7 @@
  * Usage: node --import=@poppinss/ts-exec scripts/mutation_nodb_runner.ts --files=<spec> ...
  */
 import { assert } from '@japa/assert'
-import { configure, run } from '@japa/runner'
+import { configure, processCLIArgs, run } from '@japa/runner'
 
 const files = process.argv
   .slice(2)
@@ -15,5 +15,8 @@ if (files.length === 0) {
   console.error('Name the spec files with --files=<path>')
   process.exit(1)
 }
+// a mutant is killed by the first failing test: the rest would only cost time (each
+// waiting test of a socket spec, seconds)
+processCLIArgs(['--bail'])
 configure({ files, plugins: [assert()], timeout: 30_000, forceExit: false })
 await run()
