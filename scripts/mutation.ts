@@ -423,9 +423,10 @@ for (const name of requested.length ? requested : Object.keys(GROUPS)) {
   const score = valid ? ((killed / valid) * 100).toFixed(1) : 'n/a'
   summary.push(`${name}: ${score}% killed (${killed}/${valid}) in ${seconds}s`)
   for (const mutant of survivors) {
-    const { line, column } = mutant.location.start
+    const { start, end } = mutant.location
+    // The end matters: `a && b` -> `true` and `a` -> `true` start at the same column
     summary.push(
-      `  survived ${relative(process.cwd(), mutant.fileName)}:${line}:${column} ${mutant.mutatorName}: ${JSON.stringify(mutant.replacement)}`
+      `  survived ${relative(process.cwd(), mutant.fileName)}:${start.line}:${start.column}-${end.line}:${end.column} ${mutant.mutatorName}: ${JSON.stringify(mutant.replacement)}`
     )
   }
 }

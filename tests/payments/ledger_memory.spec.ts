@@ -100,6 +100,8 @@ test.group('Payments ledger | dialect capabilities', () => {
     }
     for (const fields of [
       { code: 'SQLITE_CONSTRAINT', message: 'NOT NULL constraint failed: t.a' },
+      // the message is read for SQLite's generic constraint code only
+      { code: 'SQLITE_ERROR', message: 'UNIQUE constraint failed: t.a' },
       { code: 'SQLITE_CONSTRAINT_NOTNULL' },
       { code: '23502' },
       { errno: 1048 },
@@ -474,8 +476,10 @@ test.group('Payments ledger | rejection counters', (group) => {
     await memory.store.audit({ ...reject, traceId: 'a' })
     await memory.store.audit({ ...reject, traceId: 'b' })
     await memory.store.audit({ ...reject, reason: 'stale timestamp' })
+    await memory.store.audit({ ...reject, reason: 'unknown event', traceId: 'c' })
     const rows = await counters(memory.db)
-    assert.lengthOf(rows, 2)
+    assert.lengthOf(rows, 3)
+    assert.equal(rows[2].trace_id, 'c')
     assert.equal(Number(rows[0].occurrences), 2)
     assert.equal(rows[0].trace_id, 'b')
     assert.equal(rows[0].provider, 'stripe')
@@ -488,6 +492,30 @@ test.group('Payments ledger | rejection counters', (group) => {
     const windowStart = Number(rows[0].window_start)
     assert.equal(windowStart % REJECTION_WINDOW_MS, 0)
     assert.isAtMost(Date.now() - windowStart, REJECTION_WINDOW_MS)
+  })
+
+  test('the cap on distinct keys starts again with each minute', async ({ assert }) => {
+    await using memory = await ledger()
+    const realNow = Date.now
+    const windowStart = realNow() - (realNow() % REJECTION_WINDOW_MS)
+    try {
+      Date.now = () => windowStart + 10
+      for (let index = 0; index < MAX_REJECTION_KEYS + 1; index++) {
+        await memory.store.audit({ provider: `p${index}`, type: 'rejected', reason: 'x' })
+      }
+      Date.now = () => windowStart + REJECTION_WINDOW_MS + 10
+      await memory.store.audit({ provider: 'next-minute', type: 'rejected', reason: 'x' })
+    } finally {
+      Date.now = realNow
+    }
+    const rows = await counters(memory.db)
+    assert.deepEqual(
+      rows.slice(-2).map((row) => [row.provider, Number(row.window_start)]),
+      [
+        ['*', windowStart],
+        ['next-minute', windowStart + REJECTION_WINDOW_MS],
+      ]
+    )
   })
 
   test('the key separates its parts', async ({ assert }) => {
@@ -549,6 +577,11 @@ test.group('Payments ledger | claim writers', () => {
     const writer = createClaimWriter('statement', { db: memory.db })
     assert.deepEqual(await writer.claim(item('evt_s')), { claimed: true })
     assert.deepEqual(await writer.claim(item('evt_s')), { claimed: false })
+    const [claimed] = await memory.rows()
+    assert.deepEqual(
+      [claimed.status, Number(claimed.attempts), claimed.trace_id, claimed.processed_at],
+      ['recorded', 1, 'trace', null]
+    )
     await writer.mark({ provider: 'fake', eventId: 'evt_s', type: 'payment.refunded' })
     const [row] = await memory.rows()
     assert.deepEqual(
@@ -610,5 +643,62 @@ test.group('Payments ledger | claim writers', () => {
     // a lone claim without a payment that fails is reported
     await memory.db.connection().schema.dropTable('billing_webhook_events')
     await assert.rejects(() => writer.claim(item('evt_e')), /billing_webhook_events/)
+  })
+
+  test('a batch the database refuses runs again item by item: only the refused payment is lost', async ({
+    assert,
+  }) => {
+    await using memory = await ledger()
+    const writer = createClaimWriter('sqlite', { db: memory.db })
+    const paidAt = new Date('2026-01-02T03:04:05.678Z')
+    const payment = {
+      provider: 'fake',
+      payment_id: 'pay_ok',
+      status: 'paid',
+      amount: 100,
+      currency: 'usd',
+      refunded_amount: 0,
+      customer_id: 'cus_1',
+      paid_at: paidAt,
+      external_reference: 'order-9',
+      last_event_at: 7,
+    }
+    // one tick, one batch: the refused payment row (status is NOT NULL) fails the statement
+    const results = await Promise.all([
+      writer.claim(item('evt_bad', { ...payment, payment_id: 'pay_bad', status: null })),
+      writer.claim(item('evt_ok', payment)),
+    ])
+    assert.deepEqual(results, [{ claimed: true }, { claimed: true, payment: 'inserted' }])
+    const events = await memory.rows()
+    assert.sameMembers(
+      events.map((row) => row.event_id),
+      ['evt_bad', 'evt_ok']
+    )
+    const [stored] = await memory.db.connection().from('billing_payments')
+    assert.deepEqual(
+      [stored.payment_id, Number(stored.paid_at), stored.customer_id, stored.external_reference],
+      ['pay_ok', paidAt.valueOf(), 'cus_1', 'order-9']
+    )
+  })
+
+  test('statements are prepared once per connection, not per claim', async ({ assert }) => {
+    await using memory = await ledger()
+    const writer = createClaimWriter('sqlite', { db: memory.db })
+    const knex = memory.db.connection().getWriteClient().client
+    const connection = await knex.acquireConnection()
+    await knex.releaseConnection(connection)
+    const prepare = connection.prepare
+    let prepared = 0
+    connection.prepare = function (...args: unknown[]) {
+      prepared++
+      return prepare.apply(this, args)
+    }
+    await writer.claim(item('evt_1'))
+    await writer.mark({ provider: 'fake', eventId: 'evt_1', type: 'payment.succeeded' })
+    const first = prepared
+    await writer.claim(item('evt_2'))
+    await writer.mark({ provider: 'fake', eventId: 'evt_2', type: 'payment.succeeded' })
+    assert.isAbove(first, 0)
+    assert.equal(prepared, first)
   })
 })
