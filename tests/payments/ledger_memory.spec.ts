@@ -582,8 +582,10 @@ test.group('Payments ledger | claim writers', () => {
       [claimed.status, Number(claimed.attempts), claimed.trace_id, claimed.processed_at],
       ['recorded', 1, 'trace', null]
     )
+    assert.deepEqual(await writer.claim(item('evt_other')), { claimed: true })
     await writer.mark({ provider: 'fake', eventId: 'evt_s', type: 'payment.refunded' })
-    const [row] = await memory.rows()
+    const [row, other] = await memory.rows()
+    assert.deepEqual([other.event_id, other.status], ['evt_other', 'recorded'])
     assert.deepEqual(
       [row.status, row.type, Number(row.attempts), row.trace_id, row.error],
       ['processed', 'payment.refunded', 1, 'trace', null]
