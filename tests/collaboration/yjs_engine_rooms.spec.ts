@@ -203,6 +203,38 @@ test.group('Yjs engine without sockets', (group) => {
     assert.equal(await harness.storage.storedText('doc'), 'server')
   })
 
+  test('withLiveDocument holds the room while it runs, though its last client leaves', async ({
+    assert,
+  }) => {
+    harness = await startEngine()
+    const client = await Client.joined(`${harness.url}/doc`)
+    const result = await harness.engine.withLiveDocument('doc', async (doc: Y.Doc) => {
+      client.close()
+      await waitFor(() => harness.engine.connectionCount('doc') === 0)
+      // the client is gone, the operation is not: the room stays
+      assert.isTrue(harness.engine.hasLiveDocument('doc'))
+      doc.getText('t').insert(0, 'kept')
+      return harness.engine.hasLiveDocument('doc')
+    })
+    assert.deepEqual(result, { live: true, value: true })
+    // the operation ended: the room is stored and unloaded
+    await waitFor(() => !harness.engine.hasLiveDocument('doc'))
+    assert.equal(await harness.storage.storedText('doc'), 'kept')
+  })
+
+  test("a document that cannot be loaded rejects with the storage's error; the next call loads it", async ({
+    assert,
+  }) => {
+    const storage = new RecordingStorage()
+    storage.failLoads = 1
+    harness = await startEngine({ storage })
+    await assert.rejects(() => harness.engine.acquire('doc'), /storage down/)
+    const room = await harness.engine.acquire('doc')
+    assert.isTrue(harness.engine.hasLiveDocument('doc'))
+    harness.engine.release(room)
+    await waitFor(() => !harness.engine.hasLiveDocument('doc'))
+  })
+
   test('replaceContent writes a version back as new changes, stored and broadcast', async ({
     assert,
   }) => {
