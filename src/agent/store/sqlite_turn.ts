@@ -1,15 +1,6 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import { withSqliteStatements, type SqliteStatement } from '../../shared/sqlite_statements.ts'
 import { AGENT_TABLES } from './lucid_rows.ts'
-
-/** better-sqlite3's prepared statement, as the turn uses it */
-interface SqliteStatement {
-  run(...values: unknown[]): { changes: number; lastInsertRowid: number | bigint }
-  get(...values: unknown[]): unknown
-  all(...values: unknown[]): unknown[]
-}
-
-/** better-sqlite3 prepared statements, per raw connection */
-const STATEMENTS = new WeakMap<object, Map<string, SqliteStatement>>()
 
 const INSERT_THREAD = `insert into ${AGENT_TABLES.threads}
   (id, actor_ref, title, default_agent, created_at, updated_at) values (?, ?, ?, ?, ?, ?)`
@@ -141,34 +132,12 @@ export class SqliteTurnStatements {
     return this.#use((statement) => statement(LIST_MESSAGES).all(threadId))
   }
 
-  /**
-   * Runs synchronous better-sqlite3 work on a connection taken from the
-   * pool (or the open transaction's), waiting for it like any query.
-   */
-  async #use<T>(
+  /** Synchronous better-sqlite3 work with the connection's cached statements */
+  #use<T>(
     work: (statement: (sql: string) => SqliteStatement, transaction: <R>(body: () => R) => R) => T
   ): Promise<T> {
-    const knex = this.#client().getWriteClient().client
-    const connection = await knex.acquireConnection()
-    try {
-      let cache = STATEMENTS.get(connection)
-      if (!cache) {
-        cache = new Map()
-        STATEMENTS.set(connection, cache)
-      }
-      const statement = (sql: string) => {
-        let prepared = cache!.get(sql)
-        if (!prepared) {
-          prepared = connection.prepare(sql) as SqliteStatement
-          cache!.set(sql, prepared)
-        }
-        return prepared
-      }
-      // better-sqlite3 nests a transaction inside an open one as a savepoint
-      const transaction = <R>(body: () => R): R => connection.transaction(body)()
-      return work(statement, transaction)
-    } finally {
-      await knex.releaseConnection(connection)
-    }
+    return withSqliteStatements(this.#client(), ({ statement, transaction }) =>
+      work(statement, transaction)
+    )
   }
 }

@@ -1,13 +1,7 @@
 import type { ClaimBatchResult, ClaimItem, ClaimWriterContext, MarkItem } from '../claim_writer.ts'
+import { withSqliteStatements, type SqliteStatement } from '../../../shared/sqlite_statements.ts'
 import { BatchedClaimWriter } from './batched.ts'
 import { TABLES } from '../tables.ts'
-
-interface SqliteStatement {
-  run(...values: unknown[]): { changes: number }
-}
-
-/** better-sqlite3 prepared statements, per connection */
-const STATEMENTS = new WeakMap<object, Map<string, SqliteStatement>>()
 
 const CLAIM = `insert into ${TABLES.events} (provider, event_id, type, status, attempts, raw,
     normalized, trace_id, locked_until, created_at, updated_at)
@@ -88,31 +82,11 @@ export class SqliteClaimWriter extends BatchedClaimWriter {
     })
   }
 
-  /**
-   * Runs synchronous better-sqlite3 work in one transaction on a pooled
-   * connection (waiting for it like any query).
-   */
-  async #write<T>(work: (statement: (sql: string) => SqliteStatement) => T): Promise<T> {
+  /** Synchronous better-sqlite3 work in one transaction, with the connection's cached statements */
+  #write<T>(work: (statement: (sql: string) => SqliteStatement) => T): Promise<T> {
     const client = this.#context.db.connection(this.#context.connection)
-    const knex = client.getWriteClient().client
-    const connection = await knex.acquireConnection()
-    try {
-      let cache = STATEMENTS.get(connection)
-      if (!cache) {
-        cache = new Map()
-        STATEMENTS.set(connection, cache)
-      }
-      const statement = (sql: string) => {
-        let prepared = cache!.get(sql)
-        if (!prepared) {
-          prepared = connection.prepare(sql) as SqliteStatement
-          cache!.set(sql, prepared)
-        }
-        return prepared
-      }
-      return connection.transaction(() => work(statement))()
-    } finally {
-      await knex.releaseConnection(connection)
-    }
+    return withSqliteStatements(client, ({ statement, transaction }) =>
+      transaction(() => work(statement))
+    )
   }
 }
