@@ -280,7 +280,7 @@ const GROUPS: Record<string, Group> = {
   },
   'engine-awareness': {
     mutate: ['src/collaboration/engines/yjs/awareness.ts'],
-    nodbTests: YJS_NODB_SPECS,
+    nodbTests: ['tests/collaboration/yjs_awareness_relay.spec.ts', ...YJS_NODB_SPECS],
     timeoutMS: YJS_TIMEOUT_MS,
   },
   'engine-content': {

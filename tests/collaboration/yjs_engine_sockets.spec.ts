@@ -267,6 +267,29 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     assert.equal(await writer.closed, 4413)
   })
 
+  test('a stored document counts its state and its update log against maxDocumentBytes', async ({
+    assert,
+  }) => {
+    const storage = new RecordingStorage()
+    const source = new Y.Doc()
+    source.getText('t').insert(0, 'a'.repeat(100))
+    const parts = [Y.encodeStateAsUpdate(source)]
+    for (const letter of ['b', 'c']) {
+      const before = Y.encodeStateVector(source)
+      source.getText('t').insert(0, letter.repeat(60))
+      parts.push(Y.encodeStateAsUpdate(source, before))
+    }
+    await storage.saveDocument('doc', parts[0])
+    await storage.appendUpdate('doc', parts[1])
+    await storage.appendUpdate('doc', parts[2])
+    const stored = parts.reduce((sum, part) => sum + part.byteLength, 0)
+    // room for 20 more bytes: a 60-character update fits the state alone, not state and log
+    harness = await startEngine({ storage, limits: { maxDocumentBytes: stored + 20 } })
+    const writer = await Client.joined(`${harness.url}/doc`)
+    writer.type('x'.repeat(60))
+    assert.equal(await writer.closed, 4413)
+  })
+
   test('a writer whose document cannot be stored keeps it live until a retry stores it', async ({
     assert,
   }) => {

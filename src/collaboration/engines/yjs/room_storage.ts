@@ -79,11 +79,12 @@ export class RoomStorage {
       }, this.host.appendInterval)
     }
     // debounce without re-arming a timer per update: the timer checks the
-    // time of the last change when it fires, and never waits past maxWait
+    // time of the last change when it fires, and never waits past maxWait.
+    // After a failure the pending retry is the timer; a change made while
+    // the retry writes arms the check, so it is stored after a success and
+    // cleared (the backoff goes on) after a failure
     this.#lastChangeAt = Date.now()
-    if (this.#failures === 0) {
-      this.#compactTimer ??= setTimeout(runCompactCheck, this.host.debounce, this)
-    }
+    this.#compactTimer ??= setTimeout(runCompactCheck, this.host.debounce, this)
   }
 
   /**
@@ -160,10 +161,9 @@ export class RoomStorage {
       }
     } catch (error) {
       this.#failures++
-      if (!this.#dirty) {
-        this.#dirty = true
-        this.#dirtySince = dirtySince
-      }
+      // unsaved since before this write, whatever changed while it ran
+      this.#dirty = true
+      this.#dirtySince = dirtySince
       // retried with backoff from debounce up to 30 s, even if nobody edits again
       clearTimeout(this.#compactTimer)
       this.#compactTimer = setTimeout(runRetry, this.#retryDelay(), this)
