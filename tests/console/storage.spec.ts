@@ -100,7 +100,8 @@ test.group('Console storage', () => {
     const odd = entry(1, { content: { kept: 'yes', nested: { callback: () => 'never stored' } } })
     const plain = entry(2)
     await manager.store.write([odd, plain])
-    assert.deepEqual((await manager.store.find(odd.id))?.content, { kept: 'yes', nested: {} })
+    const stored = await manager.store.find(odd.id)
+    assert.deepEqual(stored?.content, { kept: 'yes', nested: {} })
     assert.deepEqual(await manager.store.find(plain.id), plain)
   })
 
