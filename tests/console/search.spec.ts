@@ -10,10 +10,10 @@ import { dialect } from '../helpers.ts'
 
 /**
  * On MariaDB, waits until the FULLTEXT index finds each word (as a prefix, as
- * the store searches) in `count` summaries. InnoDB adds a commit's words to
- * its full-text cache just after the commit is visible: a MATCH run at once
- * from another connection, on a loaded machine, now and then finds none of a
- * word's rows (measured: 4 rounds of 550 under load; the same query a moment
+ * the store searches) in `count` summaries. InnoDB's full-text cache can lag
+ * the commit: a MATCH run at once from another connection after the write's
+ * commit, on a loaded machine, now and then finds none of a
+ * word's rows (measured: 4 rounds of 850 under load; the same query a moment
  * later finds them all). Other databases index inside the transaction.
  */
 async function fullTextCaughtUp(db: Database, counts: Record<string, number>) {
