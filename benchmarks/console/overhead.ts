@@ -15,6 +15,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PerformanceObserver } from 'node:perf_hooks'
 import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
 import { migrateStubs, dropStubTables } from '../../tests/migration_stubs.ts'
 import { defineConfig, watchers } from '../../src/console/main.ts'
@@ -25,6 +26,8 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
 const dialects = (process.env.BENCH_DB ?? 'sqlite').split(',') as Dialect[]
+/** `buffer.flushAt` of the recording app (the default when unset) */
+const FLUSH_AT = process.env.BENCH_FLUSH_AT ? Number(process.env.BENCH_FLUSH_AT) : undefined
 
 async function boot(which: Dialect, directory: string, recording: boolean) {
   const connection: any = connectionConfig(which, directory)
@@ -49,6 +52,7 @@ async function boot(which: Dialect, directory: string, recording: boolean) {
         watchers: [watchers.queries(), watchers.logs()],
         // measure the cost of recording, not of pausing it under the load
         overloadProtection: false,
+        ...(FLUSH_AT ? { buffer: { flushAt: FLUSH_AT } } : {}),
       }),
       logger: {
         default: 'app',
@@ -80,11 +84,17 @@ function summary(result: LoadResult) {
   }
 }
 
+/** Main-thread garbage collection time (ms) since the start, from the `gc` performance entries */
+let gcMs = 0
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcMs += entry.duration
+}).observe({ entryTypes: ['gc'] })
+
 const rows: Record<string, string>[] = []
 for (const which of dialects) {
   const directory = await mkdtemp(join(tmpdir(), 'atrium-bench-console-'))
   const totals = { off: [] as LoadResult[], on: [] as LoadResult[] }
-  const cpu = { off: { main: 0, all: 0 }, on: { main: 0, all: 0 } }
+  const cpu = { off: { main: 0, all: 0, gc: 0 }, on: { main: 0, all: 0, gc: 0 } }
   const apps = { off: await boot(which, directory, false), on: await boot(which, directory, true) }
   const db = await apps.on.app.container.make('lucid.db')
   await migrateStubs(db, 'console')
@@ -112,12 +122,16 @@ for (const which of dialects) {
   const measured = async (side: 'off' | 'on', url: string) => {
     const main = process.threadCpuUsage()
     const all = process.cpuUsage()
+    const gcBefore = gcMs
     totals[side].push(await runLoad(plan(url)))
     if (side === 'on') await manager.recorder.flush()
     const mainUsed = process.threadCpuUsage(main)
     const allUsed = process.cpuUsage(all)
     cpu[side].main += mainUsed.user + mainUsed.system
     cpu[side].all += allUsed.user + allUsed.system
+    // gc entries arrive after the pause they describe: let them in before reading the sum
+    await new Promise((resolve) => setImmediate(resolve))
+    cpu[side].gc += (gcMs - gcBefore) * 1000
   }
   for (let round = 0; round < ROUNDS; round++) {
     await measured('off', apps.off.url)
@@ -149,6 +163,8 @@ for (const which of dialects) {
     'cpu/req off': perRequest(cpu.off.main),
     'cpu/req on': perRequest(cpu.on.main),
     'cpu/req on, all threads': perRequest(cpu.on.all),
+    'gc/req off': perRequest(cpu.off.gc),
+    'gc/req on': perRequest(cpu.on.gc),
     'entries written': String(stored[0].total),
     'dropped': String(manager.recorder.dropped),
   })

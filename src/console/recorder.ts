@@ -78,11 +78,20 @@ export class ConsoleRecorder {
       if (entry.type === 'exception') this.exceptionsWhilePaused++
       return
     }
+    // named fields, one shape for every watcher's entries: a spread of their differently
+    // shaped objects is a generic copy on every recorded query and log line
     const full: ConsoleEntry = {
-      ...entry,
       id: entry.id ?? entryId(),
       batchId: batch?.id ?? '',
+      type: entry.type,
+      summary: entry.summary,
+      status: entry.status,
+      method: entry.method,
+      durationMs: entry.durationMs,
+      slow: entry.slow,
+      tags: entry.tags,
       createdAt: Date.now(),
+      content: entry.content,
     }
     if (!batch) {
       full.batchId = full.id
@@ -217,6 +226,9 @@ export class ConsoleRecorder {
  * compared among queries that share their SQL, which is the rare case.
  */
 function markDuplicates(entries: ConsoleEntry[]) {
+  let queries = 0
+  for (const entry of entries) if (entry.type === 'query') queries++
+  if (queries < 2) return
   const bySql = new Map<unknown, ConsoleEntry[]>()
   for (const entry of entries) {
     if (entry.type !== 'query') continue

@@ -20,7 +20,7 @@ export function redactValue(
   value: unknown,
   bounds: Bounds,
   depth = 0,
-  seen = new WeakSet()
+  seen?: Set<object>
 ): unknown {
   if (value === null || value === undefined) return value ?? null
   if (typeof value === 'string') return truncate(value, bounds)
@@ -30,6 +30,9 @@ export function redactValue(
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString()
   if (Buffer.isBuffer(value)) return `[binary ${value.length} bytes]`
   if (depth >= bounds.maxDepth) return '[depth limit]'
+  // made on the first object only: most recorded values are strings or flat, and this runs per entry
+  // (a Set, not a WeakSet: it lives for one call, and weak collections cost the garbage collector more)
+  seen ??= new Set()
   if (seen.has(value)) return '[circular]'
   seen.add(value)
   // what JSON.stringify would store: a Lucid model's serialize() (hidden columns left out), not its internals

@@ -3,7 +3,7 @@ import { ExceptionHandler } from '@adonisjs/core/http'
 import type { ApplicationService } from '@adonisjs/core/types'
 import { chromium } from 'playwright-core'
 import { setupApp } from '../helpers.ts'
-import { defineConfig, stores } from '../../src/console/main.ts'
+import { defineConfig, stores, traceScheduledTask, watchers } from '../../src/console/main.ts'
 import { SECRET } from './helpers.ts'
 import type {
   ConsoleJobListOptions,
@@ -78,6 +78,34 @@ async function queuesDashboard() {
   return { ...app, queues }
 }
 
+/** A console in login mode on the memory store recording scheduled task runs and their log lines */
+async function scheduleRunsDashboard() {
+  const app = await setupApp({
+    providers: [
+      () => import('../../providers/console_provider.ts'),
+      async () => ({ default: ExceptionHandlerProvider }),
+    ],
+    config: {
+      console: defineConfig({
+        storage: stores.memory(),
+        watchers: [watchers.schedules(), watchers.logs()],
+        dashboardAuth: {
+          secret: SECRET,
+          login: (username, password) =>
+            username === 'ada' && password === 'lovelace' ? { id: '1', name: 'Ada' } : null,
+        },
+        buffer: { flushIntervalMs: 60_000 },
+        overloadProtection: false,
+      }),
+    },
+  })
+  const manager = await app.app.container.make('atrium.console')
+  const logger = await app.app.container.make('logger')
+  return { ...app, manager, logger }
+}
+
+class LedgerLocked extends Error {}
+
 async function signedInTab(url: string, hash: string) {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
@@ -123,6 +151,85 @@ test.group('Console dashboard: queues and schedules in a real browser', () => {
     await task.waitFor()
     assert.include(await task.textContent(), '0 0 1 * *')
     assert.include(await task.textContent(), 'failed')
+    assert.deepEqual(problems, [])
+  }).timeout(60_000)
+
+  test('Scheduled runs lists task runs newest first; the failed tag narrows it; a run shows its task, error, stack and batch', async ({
+    assert,
+  }) => {
+    const { url, manager, logger } = await scheduleRunsDashboard()
+    await traceScheduledTask(
+      { name: 'reports:send', expression: '0 8 * * *', scheduler: 'adonisjs-scheduler' },
+      async () => logger.info('sent 3 reports')
+    )
+    const failing = traceScheduledTask({ name: 'ledger:sync', expression: 'every 5m' }, () => {
+      throw new LedgerLocked('ledger locked by <b>books:close</b>')
+    })
+    await assert.rejects(() => failing, 'ledger locked by <b>books:close</b>')
+    await manager.recorder.flush()
+
+    const { tab, problems } = await signedInTab(url, '/requests')
+    await tab.getByRole('link', { name: 'Scheduled runs' }).click()
+    const rows = tab.locator('table.entries tbody tr')
+    await rows.nth(1).waitFor()
+    const summaries = await tab.locator('table.entries td.summary').allTextContents()
+    assert.lengthOf(summaries, 2)
+    assert.match(
+      summaries[0],
+      /^task ledger:sync failed \d+ ms: ledger locked by <b>books:close<\/b>$/
+    )
+    assert.match(summaries[1], /^task reports:send succeeded \d+ ms$/)
+    assert.deepEqual(
+      await Promise.all([0, 1].map((index) => rows.nth(index).locator('.tag').allTextContents())),
+      [['failed'], ['succeeded']]
+    )
+    // the error message is text, never markup
+    assert.equal(await tab.locator('main b').count(), 0)
+
+    await tab.locator('.filters input[name="tag"]').fill('failed')
+    await tab.getByRole('button', { name: 'Apply' }).click()
+    await tab.waitForFunction(
+      () => (globalThis as any).location.hash === '#/schedule-runs?tag=failed'
+    )
+    await tab.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('table.entries tbody tr').length === 1
+    )
+    await tab.getByRole('link', { name: /^task ledger:sync failed/ }).click()
+    await tab.locator('dl.fields').waitFor()
+    const fields = await tab.locator('dl.fields dd').allTextContents()
+    assert.deepEqual(
+      [fields[0], fields[1], fields[2], fields[4], fields[6]],
+      ['ledger:sync', 'every 5m', '', 'failed', 'ledger locked by <b>books:close</b>']
+    )
+    assert.isAtMost(Date.parse(fields[3]), Date.now())
+    const stack = await tab.locator('main pre').first().textContent()
+    assert.include(stack, 'ledger locked by <b>books:close</b>')
+    assert.include(stack, 'dashboard_queues_browser.spec.ts')
+
+    // the successful run's batch holds the line its task logged
+    await tab.goBack()
+    await tab.goBack()
+    await tab.getByRole('link', { name: /^task reports:send succeeded/ }).click()
+    await tab.locator('dl.fields').waitFor()
+    const succeeded = await tab.locator('dl.fields dd').allTextContents()
+    assert.deepEqual(succeeded.slice(0, 3), ['reports:send', '0 8 * * *', 'adonisjs-scheduler'])
+    await tab.getByRole('link', { name: 'Batch timeline' }).click()
+    await tab.locator('table.timeline tbody tr').nth(1).waitFor()
+    assert.deepEqual(
+      await tab
+        .locator('table.timeline tbody tr')
+        .evaluateAll((elements) => elements.map((row) => (row as any).dataset.type)),
+      ['schedule', 'log']
+    )
+    assert.deepEqual(await tab.locator('table.timeline td.summary a').allTextContents(), [
+      await tab.locator('table.timeline td.summary a').first().textContent(),
+      'info: sent 3 reports',
+    ])
+    assert.match(
+      (await tab.locator('table.timeline td.summary a').first().textContent())!,
+      /^task reports:send succeeded/
+    )
+    assert.equal(await tab.locator('main b').count(), 0)
     assert.deepEqual(problems, [])
   }).timeout(60_000)
 })

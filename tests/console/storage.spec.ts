@@ -93,6 +93,18 @@ test.group('Console storage', () => {
     assert.deepEqual(await inlineStore.find(one.id), one)
   })
 
+  test('content a worker thread cannot receive (a function) is still written, as JSON keeps it', async ({
+    assert,
+  }) => {
+    const { manager } = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
+    const odd = entry(1, { content: { kept: 'yes', nested: { callback: () => 'never stored' } } })
+    const plain = entry(2)
+    await manager.store.write([odd, plain])
+    const stored = await manager.store.find(odd.id)
+    assert.deepEqual(stored?.content, { kept: 'yes', nested: {} })
+    assert.deepEqual(await manager.store.find(plain.id), plain)
+  })
+
   test('a write the database refuses rejects, on the writer thread too', async ({ assert }) => {
     const { manager, db } = await consoleApp({ config: { buffer: { flushIntervalMs: 60_000 } } })
     await db.connection().schema.dropTable('console_entries')

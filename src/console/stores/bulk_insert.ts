@@ -63,11 +63,11 @@ function rowOf(entry: ConsoleEntry) {
 /** The SQLite statement, for the writer thread */
 export const SQLITE_INSERT = UNPACK.sqlite
 
-/** Entries as the JSON parameters of the unpacking statement, `INSERT_CHUNK` rows each */
-export function serialiseChunks(entries: ConsoleEntry[]) {
-  const chunks: string[] = []
+/** Entries as rows of the unpacking statement, `INSERT_CHUNK` rows per chunk */
+export function rowChunks(entries: ConsoleEntry[]) {
+  const chunks: unknown[][][] = []
   for (let index = 0; index < entries.length; index += INSERT_CHUNK) {
-    chunks.push(JSON.stringify(entries.slice(index, index + INSERT_CHUNK).map(rowOf)))
+    chunks.push(entries.slice(index, index + INSERT_CHUNK).map(rowOf))
   }
   return chunks
 }

@@ -14,7 +14,8 @@ interface FlushMessage {
   kind: 'flush'
   seq: number
   sql: string
-  chunks: string[]
+  /** The rows of each JSON parameter, or that parameter already serialised */
+  chunks: (unknown[][] | string)[]
   rollups: RouteMinute[]
 }
 
@@ -115,7 +116,9 @@ parentPort!.on('message', (message: FlushMessage | DeleteMessage) => {
         return
       }
       const statement = prepared(message.sql)
-      for (const chunk of message.chunks) statement.run(chunk)
+      for (const chunk of message.chunks) {
+        statement.run(typeof chunk === 'string' ? chunk : JSON.stringify(chunk))
+      }
       addRollups(message.rollups)
     }).immediate()
     parentPort!.postMessage({ seq: message.seq, changes })

@@ -14,8 +14,9 @@ interface Span {
 
 /**
  * Entries are stamped (to the millisecond) when they finish; one with a
- * duration started that long before. The request encloses everything its
- * batch did, so it comes first and its start is the axis' zero, even when
+ * duration started that long before. The batch's own entry (the request, the
+ * job's execution, the task's run: its id is the batch's) encloses everything
+ * its batch did, so it comes first and its start is the axis' zero, even when
  * the stamps' rounding puts a child a fraction of a millisecond earlier.
  */
 function spans(entries: Entry[]) {
@@ -27,8 +28,10 @@ function spans(entries: Entry[]) {
     }
   }
   const startOf = (entry: Entry) => entry.createdAt - (entry.durationMs ?? 0)
-  const request = entries.find((entry) => entry.type === 'request')
-  const begin = request ? startOf(request) : Math.min(...entries.map(startOf))
+  const root =
+    entries.find((entry) => entry.id === entry.batchId) ??
+    entries.find((entry) => entry.type === 'request')
+  const begin = root ? startOf(root) : Math.min(...entries.map(startOf))
   const end = Math.max(...entries.map((entry) => entry.createdAt))
   const total = Math.max(end - begin, 1)
   const list: Span[] = entries.map((entry) => ({
@@ -40,14 +43,14 @@ function spans(entries: Entry[]) {
   }))
   list.sort(
     (a, b) =>
-      Number(b.entry === request) - Number(a.entry === request) ||
+      Number(b.entry === root) - Number(a.entry === root) ||
       a.offset - b.offset ||
       a.entry.id.localeCompare(b.entry.id)
   )
   return { list, total }
 }
 
-/** Everything one request did, in order, each as a bar on the request's time axis */
+/** Everything one batch did, in order, each as a bar on its own entry's time axis */
 export function BatchTimeline(props: { id: string }) {
   const result = useLoad(`batch:${props.id}`, () => api.batch(props.id))
   if (result.state === 'loading') return <p className="muted">Loading…</p>

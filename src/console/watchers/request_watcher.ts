@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
 import { batchStorage, type RecordingBatch } from '../batch.ts'
@@ -35,6 +36,19 @@ export function captureBody(ctx: HttpContext, config: ResolvedConsoleConfig): un
   const body = ctx.request.body()
   if (!body || (typeof body === 'object' && Object.keys(body).length === 0)) return null
   return redactValue(body, config.redact)
+}
+
+/** The query string as recorded: most requests have none, and an empty one needs no copy */
+function recordedQuery(qs: Record<string, unknown>, config: ResolvedConsoleConfig) {
+  for (const key in qs) if (Object.hasOwn(qs, key)) return redactValue(qs, config.redact)
+  return {}
+}
+
+function requestTags(slow: boolean, replayOf: string | null | undefined) {
+  const tags: string[] = []
+  if (slow) tags.push('slow')
+  if (replayOf) tags.push('replay')
+  return tags
 }
 
 /**
@@ -105,7 +119,7 @@ export class RequestWatcher {
     batches.set(ctx, batch)
     if (batch.ignored) return batchStorage.run(batch, next)
 
-    const started = process.hrtime.bigint()
+    const started = performance.now()
     const requestId = batch.id
     if (this.#config.traceContext) batch.trace = readTrace(this.#config.traceContext, ctx)
     // a replay sent by the console of this process answers with its batch, to link to it
@@ -122,12 +136,12 @@ export class RequestWatcher {
     ctx: HttpContext,
     batch: RecordingBatch,
     id: string,
-    started: bigint,
+    started: number,
     capture?: ProfileCapture,
     replayOf?: string | null
   ) {
     try {
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6
+      const durationMs = performance.now() - started
       const status = ctx.response.getStatus()
       const slow = durationMs >= this.#config.slowRequestMs
       const method = ctx.request.method()
@@ -142,7 +156,7 @@ export class RequestWatcher {
           method,
           durationMs,
           slow,
-          tags: [...(slow ? ['slow'] : []), ...(replayOf ? ['replay'] : [])],
+          tags: slow || replayOf ? requestTags(slow, replayOf) : [],
           content: {
             method,
             path,
@@ -150,7 +164,7 @@ export class RequestWatcher {
             status,
             durationMs,
             ip: this.#ip(ctx),
-            query: redactValue(ctx.request.qs(), this.#config.redact),
+            query: recordedQuery(ctx.request.qs(), this.#config),
             headers: redactHeaders(ctx.request.headers(), this.#config.redact),
             body: captureBody(ctx, this.#config),
             user,
