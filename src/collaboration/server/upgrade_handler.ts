@@ -154,7 +154,7 @@ export class UpgradeHandler {
         ws,
         this.#target.config.limits,
         this.#budgets.for(context.userId),
-        () => this.#budgets.penalize(context.userId),
+        this.#penalizer(context.userId),
         socket
       )
       this.#accept(ws, guard, request, docName, context).catch((error) => {
@@ -162,6 +162,15 @@ export class UpgradeHandler {
         guard.close(CLOSE_CODES.internalError, 'handshake failed')
       })
     })
+  }
+
+  /**
+   * The guard's penalty for one user, made outside `handleUpgrade`'s scope: a
+   * closure made there would keep the upgrade request (which that scope holds)
+   * alive as long as the socket
+   */
+  #penalizer(userId: string) {
+    return () => this.#budgets.penalize(userId)
   }
 
   async #accept(

@@ -1,11 +1,5 @@
 import * as A from '@automerge/automerge'
-import {
-  NetworkAdapter,
-  cbor,
-  type Message,
-  type PeerId,
-  type PeerMetadata,
-} from '@automerge/automerge-repo'
+import { cbor, type DocHandle } from '@automerge/automerge-repo'
 import {
   ClusterMessage,
   type ClusterLink,
@@ -22,19 +16,17 @@ const MAX_PEERS_PER_DOCUMENT = 64
 const CAUGHT_UP_POLL_MS = 25
 
 export interface ClusterAdapterHooks {
-  /** True for a peer of this instance's sockets (whose presence may leave the instance) */
-  isLocal(peerId: string): boolean
   /** Another instance's client presence, for this instance's sockets on the document */
   relayEphemeral(documentId: string, message: Record<string, unknown>): void
   /** Largest presence payload a socket may send (`limits.maxAwarenessStateBytes`) */
   maxEphemeralBytes: number
 }
 
-/** Another instance that has the document open: one peer of the server's repo */
+/** Another instance that has the document open */
 interface RemoteInstance {
-  peerId: PeerId
-  linked: LinkedDocument
   instance: Buffer
+  /** Automerge's record of what was exchanged with it: what it has, what was sent */
+  syncState: A.SyncState
   /** Heads its last sync message announced: what it has */
   heads: string[]
 }
@@ -43,70 +35,61 @@ interface RemoteInstance {
 interface LinkedDocument {
   documentId: string
   link: ClusterLink
+  handle: DocHandle<unknown>
   /** By instance id (hex), least recently heard first */
   remotes: Map<string, RemoteInstance>
-  /** The last presence message published, so the repo's copy per peer goes out once */
-  lastEphemeral?: string
+  onHeadsChanged: () => void
+  /** A send to the other instances is scheduled */
+  pending?: NodeJS.Immediate
 }
 
 type Frame = Record<string, unknown>
 
 /**
- * The other app instances as peers of the server's repo (multiInstance):
- * each instance that has a document open is one peer per document, synced
- * with automerge-repo's own sync protocol over the document's Redis channel.
- * The sync protocol, not the order of Redis messages, makes instances
- * converge: concurrent changes merge, and a message lost while Redis was
- * away is recovered by restarting both sides' sync (their heads and bloom
- * filters say what each lacks).
+ * The other app instances with a document open (multiInstance), synced with
+ * Automerge's sync protocol over the document's Redis channel, one sync state
+ * per instance. The sync protocol, not the order of Redis messages, makes
+ * instances converge: concurrent changes merge, and a message lost while
+ * Redis was away is recovered by restarting both sides' sync (their heads and
+ * bloom filters say what each lacks).
+ *
+ * The instances are not peers of the server's repo on purpose: automerge-repo
+ * sends a document's changes to its peers at most every 100 ms (a throttle its
+ * options do not expose), so a change relayed through the repo waited for it
+ * on the instance that received it and again on the one relaying it to its
+ * clients. Here a change goes to the other instances as soon as the handle's
+ * heads move (batched per event loop turn), so it waits for that throttle only
+ * once, like a change between two clients of one instance.
  *
  * Frames (CBOR, after the cluster's header naming the sender):
  * `hello` (this instance has the document open; `r` asks for a hello back),
- * `bye`, a sync message (`to` names its instance), presence (for all).
+ * `bye`, `sync` (`to` names its instance), presence (for all).
  */
-export class AutomergeClusterAdapter extends NetworkAdapter {
+export class AutomergeClusterAdapter {
   #documents = new Map<string, LinkedDocument>()
-  #byPeer = new Map<PeerId, RemoteInstance>()
   #hooks: ClusterAdapterHooks
-  #ready!: () => void
-  #whenReady = new Promise<void>((resolve) => {
-    this.#ready = resolve
-  })
 
   constructor(
     readonly instanceId: Buffer,
     hooks: ClusterAdapterHooks
   ) {
-    super()
     this.#hooks = hooks
-  }
-
-  isReady() {
-    return this.peerId !== undefined
-  }
-
-  whenReady() {
-    return this.#whenReady
-  }
-
-  connect(peerId: PeerId, peerMetadata?: PeerMetadata) {
-    this.peerId = peerId
-    this.peerMetadata = peerMetadata ?? {}
-    this.#ready()
-  }
-
-  /** The repo's share policy: another instance's peer sees only its document */
-  mayShare(peerId: PeerId, documentId?: string) {
-    return documentId !== undefined && this.#byPeer.get(peerId)?.linked.documentId === documentId
   }
 
   /**
    * Starts sharing a loaded document: what the link received during the load
    * is read now, and the others are told this instance has it.
    */
-  attach(documentId: string, link: ClusterLink) {
-    const linked: LinkedDocument = { documentId, link, remotes: new Map() }
+  attach(documentId: string, link: ClusterLink, handle: DocHandle<unknown>) {
+    const linked: LinkedDocument = {
+      documentId,
+      link,
+      handle,
+      remotes: new Map(),
+      onHeadsChanged: () => this.#schedule(linked),
+    }
     this.#documents.set(documentId, linked)
+    handle.on('heads-changed', linked.onHeadsChanged)
     const listener: ClusterLinkListener = {
       receive: (kind, payload, from) => this.#receive(linked, kind, payload, from),
       resync: () => this.#restart(linked),
@@ -122,10 +105,10 @@ export class AutomergeClusterAdapter extends NetworkAdapter {
       return
     }
     this.#documents.delete(documentId)
+    linked.handle.off('heads-changed', linked.onHeadsChanged)
+    clearImmediate(linked.pending)
     this.#publish(linked, { t: 'bye' })
-    for (const remote of linked.remotes.values()) {
-      this.#forget(remote)
-    }
+    linked.remotes.clear()
     await linked.link.close()
   }
 
@@ -149,47 +132,47 @@ export class AutomergeClusterAdapter extends NetworkAdapter {
     }
   }
 
-  /** Another instance's client left: its presence goes to this instance's sockets too */
-  publishGoodbye(documentId: string, message: Record<string, unknown>) {
+  /** Presence from this instance's clients (or their goodbyes), for the other instances' sockets */
+  publishEphemeral(documentId: string, message: Record<string, unknown>) {
     const linked = this.#documents.get(documentId)
-    if (linked) {
-      this.#publishEphemeral(linked, message)
-    }
-  }
-
-  send(message: Message) {
-    const remote = this.#byPeer.get(message.targetId)
-    if (!remote) {
+    if (!linked) {
       return
     }
-    const linked = remote.linked
-    if (message.type === 'ephemeral') {
-      // only this instance's clients: another instance's reach every instance from it
-      if (this.#hooks.isLocal(message.senderId)) {
-        this.#publishEphemeral(linked, message as unknown as Record<string, unknown>)
-      }
-      return
-    }
-    if (message.type === 'sync' || message.type === 'request') {
-      this.#publish(linked, { t: message.type, to: remote.instance, d: message.data })
-    } else if (message.type === 'doc-unavailable') {
-      this.#publish(linked, { t: message.type, to: remote.instance })
-    }
-  }
-
-  #publishEphemeral(linked: LinkedDocument, message: Record<string, unknown>) {
     const { senderId, sessionId, count, data } = message
-    // the repo hands one copy per peer: every instance hears the one publish
-    const key = `${senderId}:${sessionId}:${count}`
-    if (linked.lastEphemeral === key) {
-      return
-    }
-    linked.lastEphemeral = key
     this.#publish(linked, { t: 'ephemeral', s: senderId, n: sessionId, c: count, d: data })
   }
 
   #publish(linked: LinkedDocument, frame: Frame) {
     linked.link.publish(ClusterMessage.automerge, cbor.encode(frame))
+  }
+
+  /** Sends what the other instances lack at the end of this event loop turn, once */
+  #schedule(linked: LinkedDocument) {
+    if (linked.pending || this.#documents.get(linked.documentId) !== linked) {
+      return
+    }
+    linked.pending = setImmediate(() => {
+      linked.pending = undefined
+      this.#syncAll(linked)
+    })
+  }
+
+  #syncAll(linked: LinkedDocument) {
+    if (this.#documents.get(linked.documentId) !== linked || linked.remotes.size === 0) {
+      return
+    }
+    const doc = linked.handle.doc() as A.Doc<unknown>
+    for (const remote of linked.remotes.values()) {
+      this.#sync(linked, remote, doc)
+    }
+  }
+
+  #sync(linked: LinkedDocument, remote: RemoteInstance, doc: A.Doc<unknown>) {
+    const [syncState, message] = A.generateSyncMessage(doc, remote.syncState)
+    remote.syncState = syncState
+    if (message) {
+      this.#publish(linked, { t: 'sync', to: remote.instance, d: message })
+    }
   }
 
   #receive(linked: LinkedDocument, kind: ClusterMessageKind, payload: Uint8Array, from: Buffer) {
@@ -215,37 +198,45 @@ export class AutomergeClusterAdapter extends NetworkAdapter {
 
   #handle(linked: LinkedDocument, frame: Frame, from: Buffer) {
     const { t: type, to, d: data } = frame
+    const key = from.toString('hex')
     if (type === 'hello') {
-      const known = linked.remotes.has(from.toString('hex'))
+      const known = linked.remotes.get(key)
       if (known && frame.r) {
         // it may have missed what this instance sent: both sides start over
-        this.#forget(linked.remotes.get(from.toString('hex'))!)
+        linked.remotes.delete(key)
       }
-      this.#remote(linked, from)
+      const remote = this.#remote(linked, from)
       if (frame.r) {
         this.#publish(linked, { t: 'hello', r: false })
       }
+      this.#sync(linked, remote, linked.handle.doc() as A.Doc<unknown>)
       return
     }
     if (type === 'bye') {
-      const remote = linked.remotes.get(from.toString('hex'))
-      if (remote) this.#forget(remote)
+      if (linked.remotes.delete(key)) debug('instance %s left %s', key, linked.documentId)
       return
     }
     if (type === 'ephemeral') {
       this.#ephemeral(linked, frame)
       return
     }
-    if (!(to instanceof Uint8Array) || !this.instanceId.equals(to)) {
+    if (type !== 'sync' || !isBytes(data) || !(to instanceof Uint8Array)) {
+      return
+    }
+    if (!this.instanceId.equals(to)) {
       return
     }
     const remote = this.#remote(linked, from)
-    if ((type === 'sync' || type === 'request') && isBytes(data)) {
-      remote.heads = A.decodeSyncMessage(data).heads
-      this.#emitFrom(remote, { type, documentId: linked.documentId, data })
-    } else if (type === 'doc-unavailable') {
-      this.#emitFrom(remote, { type, documentId: linked.documentId })
-    }
+    const heads = A.decodeSyncMessage(data).heads
+    // the handle rethrows what its update threw: the sync state stays as it was
+    linked.handle.update((doc) => {
+      const [next, syncState] = A.receiveSyncMessage(doc as A.Doc<unknown>, remote.syncState, data)
+      remote.syncState = syncState
+      return next
+    })
+    remote.heads = heads
+    // the reply (and the change, to the other instances) goes out with the next batch
+    this.#schedule(linked)
   }
 
   #ephemeral(linked: LinkedDocument, frame: Frame) {
@@ -269,54 +260,32 @@ export class AutomergeClusterAdapter extends NetworkAdapter {
     })
   }
 
-  #emitFrom(remote: RemoteInstance, message: Record<string, unknown>) {
-    this.emit('message', { ...message, senderId: remote.peerId, targetId: this.peerId! } as Message)
-  }
-
-  /** The peer of an instance on a document, made (and announced to the repo) if new */
+  /** The record of an instance on a document, made if new */
   #remote(linked: LinkedDocument, instance: Buffer): RemoteInstance {
     const key = instance.toString('hex')
     let remote = linked.remotes.get(key)
     if (remote) {
-      // most recently heard last: a crashed instance's peer drifts to the front
+      // most recently heard last: a crashed instance drifts to the front
       linked.remotes.delete(key)
       linked.remotes.set(key, remote)
       return remote
     }
     if (linked.remotes.size >= MAX_PEERS_PER_DOCUMENT) {
-      this.#forget(linked.remotes.values().next().value!)
+      linked.remotes.delete(linked.remotes.keys().next().value!)
     }
-    remote = {
-      peerId: `cluster-${key}-${linked.documentId}` as PeerId,
-      linked,
-      instance: Buffer.from(instance),
-      heads: [],
-    }
+    remote = { instance: Buffer.from(instance), syncState: A.initSyncState(), heads: [] }
     linked.remotes.set(key, remote)
-    this.#byPeer.set(remote.peerId, remote)
     debug('instance %s joined %s', key, linked.documentId)
-    this.emit('peer-candidate', { peerId: remote.peerId, peerMetadata: {} })
     return remote
-  }
-
-  #forget(remote: RemoteInstance) {
-    if (this.#byPeer.get(remote.peerId) !== remote) {
-      return
-    }
-    this.#byPeer.delete(remote.peerId)
-    remote.linked.remotes.delete(remote.instance.toString('hex'))
-    this.emit('peer-disconnected', { peerId: remote.peerId })
   }
 
   /** Redis came back: every instance restarts its sync of the document with this one */
   #restart(linked: LinkedDocument) {
-    for (const remote of [...linked.remotes.values()]) {
-      this.#forget(remote)
-    }
+    linked.remotes.clear()
     this.#publish(linked, { t: 'hello', r: true })
   }
 
-  /** The engine closes: the others drop this instance's peers at once */
+  /** The engine closes: the others drop this instance at once */
   disconnect() {
     for (const documentId of [...this.#documents.keys()]) {
       this.detach(documentId).catch(() => {})

@@ -87,7 +87,7 @@ export class AutomergeEngine implements CollabEngine {
           return open ? this.#fits(open, bytes) : true
         },
         left: (peer) => this.#left(peer),
-        goodbye: (documentId, message) => this.#cluster?.publishGoodbye(documentId, message),
+        ephemeral: (documentId, message) => this.#cluster?.publishEphemeral(documentId, message),
       },
       {
         maxHeldBytes: host.limits.maxPayload + 64 * 1024,
@@ -100,19 +100,18 @@ export class AutomergeEngine implements CollabEngine {
     )
     if (host.cluster) {
       this.#cluster = new AutomergeClusterAdapter(host.cluster.instanceId, {
-        isLocal: (peerId) => this.#network.hasPeer(peerId),
         relayEphemeral: (documentId, message) => this.#network.relayEphemeral(documentId, message),
         maxEphemeralBytes: host.limits.maxAwarenessStateBytes,
       })
     }
     const share = async (peerId: PeerId, documentId?: DocumentId) =>
-      this.#network.mayShare(peerId, documentId) ||
-      (this.#cluster?.mayShare(peerId, documentId) ?? false)
+      this.#network.mayShare(peerId, documentId)
     this.repo = new Repo({
       // in every message the server sends: 72 random bits keep instances apart in
       // 19 characters (sockets are `atrium-<n>`); a UUID cost 36 bytes a message
       peerId: `server-${randomBytes(9).toString('base64url')}` as PeerId,
-      network: this.#cluster ? [this.#network, this.#cluster] : [this.#network],
+      // the other instances are not peers of the repo: the cluster adapter syncs them itself
+      network: [this.#network],
       storage: this.#storage,
       // changes reach the storage's update log within this interval (the 250 ms promise)
       saveDebounceRate: host.appendInterval,
@@ -126,7 +125,7 @@ export class AutomergeEngine implements CollabEngine {
     try {
       const open = await this.#loadStored(docName)
       if (link) {
-        this.#cluster!.attach(open.documentId, link)
+        this.#cluster!.attach(open.documentId, link, open.handle)
       }
       return open
     } catch (error) {

@@ -39,8 +39,8 @@ export interface NetworkAdapterHooks {
   fits(documentId: string, bytes: number): boolean
   /** The socket closed (after the repo was told) */
   left(peer: AutomergePeer): void
-  /** A closed socket's presence goodbye, for the other instances' sockets (multiInstance) */
-  goodbye?(documentId: string, message: Record<string, unknown>): void
+  /** A socket's presence (or its goodbye once closed), for the other instances' sockets (multiInstance) */
+  ephemeral?(documentId: string, message: Record<string, unknown>): void
 }
 
 /** The peer a socket serves, kept on the socket so listeners need no closure */
@@ -333,11 +333,11 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
       }
       message = { ...message, data: payload }
     }
-    this.emit('message', {
-      ...message,
-      senderId: peer.internalId,
-      targetId: this.peerId!,
-    } as Message)
+    const delivered = { ...message, senderId: peer.internalId, targetId: this.peerId! }
+    this.emit('message', delivered as Message)
+    if (type === 'ephemeral') {
+      this.#hooks.ephemeral?.(documentId, delivered)
+    }
   }
 
   send(message: Message) {
@@ -379,7 +379,7 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
       data: cbor.encode({ [PRESENCE_MARKER]: { type: 'goodbye' } }),
     }
     this.relayEphemeral(gone.documentId, message)
-    this.#hooks.goodbye?.(gone.documentId, message)
+    this.#hooks.ephemeral?.(gone.documentId, message)
   }
 
   /** Writes a presence message to every socket on the document */
@@ -389,11 +389,6 @@ export class AtriumNetworkAdapter extends NetworkAdapter {
         this.#write(peer, { ...message, targetId: peer.clientId })
       }
     }
-  }
-
-  /** True for a socket's peer id on this instance */
-  hasPeer(peerId: string) {
-    return this.#peers.has(peerId as PeerId)
   }
 
   /** Peers connected to a document */
