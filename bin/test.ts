@@ -57,6 +57,8 @@ const DATABASE_FREE = [
   'tests/console/ai_diagnosis_browser.spec.ts',
   // the memory store and an in-test queue manager: no database at all
   'tests/console/dashboard_queues_browser.spec.ts',
+  // streamRunLog behind a bare HTTP server: no app, no database
+  'tests/agent/sse_writes.spec.ts',
 ]
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 

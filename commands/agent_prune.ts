@@ -3,16 +3,18 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 import { pruneAttachments } from '../src/agent/attachments/prune.ts'
 
 /**
- * Deletes staged attachments no message of a live thread references once
- * they are older than `attachments.unreferencedTtlMs`: uploads never sent,
- * files of deleted threads and of truncated messages. Asks nothing, and a
+ * Gives back the quota holds of dead instances whose lease ran out (the
+ * built-in SQL quota store), then deletes staged attachments no message
+ * of a live thread references once they are older than
+ * `attachments.unreferencedTtlMs`: uploads never sent, files of deleted
+ * threads and of truncated messages. Asks nothing, and a
  * second run (or two at once) deletes nothing more, so a cron job can run
  * it on every instance.
  */
 export default class AgentPrune extends BaseCommand {
   static commandName = 'agent:prune'
   static description =
-    'Delete agent attachments no message references, past attachments.unreferencedTtlMs'
+    'Give back expired quota holds; delete agent attachments no message references, past attachments.unreferencedTtlMs'
   static options: CommandOptions = { startApp: true }
 
   @flags.boolean({ description: 'List what would be deleted, delete nothing' })
@@ -20,7 +22,15 @@ export default class AgentPrune extends BaseCommand {
 
   async run() {
     const manager = await this.app.container.make('atrium.agent')
-    const { attachments, store } = manager.config
+    const { attachments, store, quota } = manager.config
+    const holds = await quota?.store.giveBackExpiredHolds?.({ dryRun: this.dryRun === true })
+    if (holds) {
+      this.logger.info(
+        this.dryRun
+          ? `Dry run: ${holds.holds} quota holds past their lease (${holds.tokens} tokens) would be given back`
+          : `Gave back ${holds.holds} quota holds past their lease (${holds.tokens} tokens)`
+      )
+    }
     const olderThan = new Date(Date.now() - attachments.unreferencedTtlMs)
     let report: Awaited<ReturnType<typeof pruneAttachments>>
     try {

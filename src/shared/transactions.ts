@@ -1,7 +1,7 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 
 /** A deadlock or a busy database ends a transaction that is safe to run again */
-function isDeadlockOrBusy(error: any) {
+export function isDeadlockOrBusy(error: any) {
   return (
     error?.errno === 1213 ||
     error?.code === 'ER_LOCK_DEADLOCK' ||

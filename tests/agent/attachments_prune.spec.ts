@@ -99,6 +99,40 @@ test.group('Agent attachment cleanup', () => {
     assert.equal(keptDetail.messages[0].attachments[0].id, keptId.id)
   })
 
+  test('truncating a thread deletes the files only its removed messages referenced, not those a fork keeps', async ({
+    assert,
+    cleanup,
+  }) => {
+    const directory = stagingDirectory(cleanup)
+    const app = await agentApp({
+      config: { attachments: { staging: stagings.fs({ directory }) } },
+    })
+    app.fake.reply({ text: ['a'] }, { text: ['b'] })
+    const threadId = await turn(app, { message: 'Look', attachments: [IMAGE] })
+    await turn(app, { threadId, message: 'And this', attachments: [IMAGE] })
+    const detail = await bodyOf(await app.request('GET', `/threads/${threadId}`))
+    const questions = detail.messages.filter((message: any) => message.role === 'user')
+    const [first, second] = questions.map((message: any) => ({
+      messageId: message.id,
+      file: message.attachments[0].id,
+    }))
+    assert.deepEqual(await storedIds(directory), [first.file, second.file].sort())
+
+    // The second question goes, with the file only it carried
+    const truncated = await app.request('DELETE', `/threads/${threadId}/from/${second.messageId}`)
+    assert.equal(truncated.status, 200)
+    assert.deepEqual(await storedIds(directory), [first.file])
+
+    // A fork still references the first file: truncating the original keeps it
+    const forked = await app.request('POST', `/threads/${threadId}/fork-from/${first.messageId}`)
+    assert.equal(forked.status, 200)
+    const all = await app.request('DELETE', `/threads/${threadId}/from/${first.messageId}`)
+    assert.equal(all.status, 200)
+    assert.deepEqual(await storedIds(directory), [first.file])
+    const after = await bodyOf(await app.request('GET', `/threads/${threadId}`))
+    assert.lengthOf(after.messages, 0)
+  })
+
   test('agent:prune deletes unreferenced attachments past unreferencedTtlMs; --dry-run only lists them', async ({
     assert,
     cleanup,

@@ -5,7 +5,13 @@ import { agentApp, bodyOf, deltasOf, runStatus } from './helpers.ts'
 import { RACE_RESERVE, fiftyConcurrentTurns } from './quota_race.ts'
 import { LucidQuotaStore } from '../../src/agent/quota/lucid.ts'
 import { keepHold } from '../../src/agent/quota/holds.ts'
-import { DEAD_INSTANCE_OUTCOME, deadInstanceScenario, renewedHoldScenario } from './quota_leases.ts'
+import AgentPrune from '../../commands/agent_prune.ts'
+import {
+  DEAD_INSTANCE_OUTCOME,
+  deadInstanceScenario,
+  handClock,
+  renewedHoldScenario,
+} from './quota_leases.ts'
 
 /** The calendar day of `now` shifted by `hours` (a fixed-offset zone) */
 function dayAtOffset(hours: number, now = Date.now()) {
@@ -324,6 +330,65 @@ test.group('Agent daily quota', () => {
       holds.map((hold) => [hold.id, Number(hold.tokens)]),
       [[outcome.fullRoom!.id, 70]]
     )
+  })
+
+  test('holds past their lease of actor-days nobody reserves again are given back by the sweep, once', async ({
+    assert,
+  }) => {
+    const app = await agentApp()
+    const clock = handClock()
+    const store = new LucidQuotaStore(() => app.db.connection(), 100, clock)
+    const quiet = await store.reserve('gina', '2030-02-01', 40, 1000)
+    const renewed = await store.reserve('hugo', '2030-02-02', 30, 1000)
+    clock.advance(900)
+    await store.renew(renewed!, 1000)
+    clock.advance(100)
+    const rowOf = async (actorRef: string) => {
+      const [row] = await app.db.from('agent_quota').where('actor_ref', actorRef)
+      return [Number(row.used_tokens), Number(row.reserved_tokens)]
+    }
+
+    assert.deepEqual(await store.giveBackExpiredHolds({ dryRun: true }), { holds: 1, tokens: 40 })
+    assert.deepEqual(await rowOf('gina'), [0, 40])
+    assert.deepEqual(await store.giveBackExpiredHolds(), { holds: 1, tokens: 40 })
+    assert.deepEqual(await rowOf('gina'), [0, 0])
+    assert.deepEqual(await rowOf('hugo'), [0, 30])
+    const left = await app.db.from('agent_quota_holds').select('id')
+    assert.deepEqual(
+      left.map((hold) => hold.id),
+      [renewed!.id]
+    )
+    // The dead instance settling late moves nothing, and a second sweep finds nothing
+    await store.settle(quiet!, 40)
+    assert.deepEqual(await rowOf('gina'), [0, 0])
+    assert.deepEqual(await store.giveBackExpiredHolds(), { holds: 0, tokens: 0 })
+  })
+
+  test('agent:prune gives back expired quota holds of the configured store (--dry-run counts them)', async ({
+    assert,
+  }) => {
+    const app = await agentApp({ config: { quotaLimitTokens: 100 } })
+    const quota = app.manager.config.quota!.store
+    const hold = await quota.reserve('ivan', '2030-03-01', 25)
+    // Its instance died long ago: the lease ended
+    await app.db.from('agent_quota_holds').where('id', hold!.id!).update({ expires_at: 0 })
+    const run = async (args: string[]) => {
+      const ace = await app.app.container.make('ace')
+      ace.ui.switchMode('raw')
+      const command = await ace.create(AgentPrune, args)
+      await command.exec()
+      const logs = command.ui.logger.getLogs()
+      return logs.map((log: { message: string }) => log.message).join('\n')
+    }
+    assert.include(
+      await run(['--dry-run']),
+      'Dry run: 1 quota holds past their lease (25 tokens) would be given back'
+    )
+    assert.lengthOf(await app.db.from('agent_quota_holds'), 1)
+    assert.include(await run([]), 'Gave back 1 quota holds past their lease (25 tokens)')
+    assert.lengthOf(await app.db.from('agent_quota_holds'), 0)
+    const [row] = await app.db.from('agent_quota').where('actor_ref', 'ivan')
+    assert.equal(Number(row.reserved_tokens), 0)
   })
 
   test("a reservation writes the day's row once, and again when the row was removed", async ({

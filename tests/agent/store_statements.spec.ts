@@ -298,3 +298,172 @@ test.group('Agent store: prepared statements on better-sqlite3', () => {
     assert.isNull(await store.findThread("' or 1 = 1 --"))
   })
 })
+
+/** The ledger rows of one priced call and one finished run, as the end of a turn writes them */
+async function ledgerRows(db: Database, store: LucidAgentStore, actorRef: string) {
+  const { thread, runId } = await turnRows(store)
+  await db.table('agent_pricing').insert({
+    model_id: `priced-${actorRef}`,
+    input_price_per_1m: 3_000_000,
+    output_price_per_1m: 15_000_000,
+    cache_write_price_per_1m: null,
+    cache_read_price_per_1m: 300_000,
+    effective_from: new Date(Date.now() - 60_000),
+    created_at: new Date(),
+  })
+  const call = {
+    runId,
+    threadId: thread.id,
+    actorRef,
+    agentName: 'default',
+    kind: 'step' as const,
+    step: 1,
+    day: '2026-11-25',
+    known: true,
+    uncachedInputTokens: 1200,
+    cacheReadTokens: 300,
+    cacheWriteTokens: 0,
+    outputTokens: 450,
+    reasoningTokens: 0,
+  }
+  const rows = [
+    // Priced under the bare model id after the provider's prefix
+    await store.recordUsage({ ...call, model: `fake:priced-${actorRef}` }),
+    await store.recordUsage({ ...call, step: 2, model: 'unpriced', known: false }),
+    await store.recordUsage({ ...call, step: 3, model: 'unpriced', reportedCost: 777 }),
+  ]
+  await store.finishRun(runId, {
+    status: 'failed',
+    errorCode: 'run_failed',
+    steps: 3,
+    model: 'unpriced',
+    retries: 2,
+  })
+  // A second end of the same run is not counted again
+  await store.finishRun(runId, { status: 'done', steps: 3, model: 'unpriced' })
+  return { runId, rows }
+}
+
+/** Every column of the tables a turn's end writes, the run's and the actor's rows only, ids and times left out */
+async function ledgerState(db: Database, runId: string, actorRef: string) {
+  const strip = (row: Record<string, unknown>): Record<string, unknown> => {
+    const {
+      id,
+      created_at: createdAt,
+      finished_at: finishedAt,
+      duration_ms: duration,
+      price_id: priceId,
+      ...rest
+    } = row
+    return {
+      ...rest,
+      model: typeof rest.model === 'string' ? rest.model.replace(actorRef, 'actor') : rest.model,
+      actor_ref: rest.actor_ref === undefined ? undefined : rest.actor_ref === actorRef,
+      run_id: rest.run_id === undefined ? undefined : rest.run_id === runId,
+      thread_id: typeof rest.thread_id,
+      has: [id, createdAt, finishedAt, duration, priceId].map((value) =>
+        value === null ? null : typeof value
+      ),
+    }
+  }
+  const usage = await db.from('agent_usage').where('run_id', runId).orderBy('step')
+  const [run] = await db.from('agent_runs').where('id', runId)
+  const rollups = await db.from('agent_rollups').where('actor_ref', actorRef).orderBy('model')
+  const actorRollups = await db.from('agent_actor_rollups').where('actor_ref', actorRef)
+  return {
+    usage: usage.map(strip),
+    run: strip(run),
+    rollups: rollups.map(strip),
+    actorRollups: actorRollups.map(strip),
+  }
+}
+
+test.group('Agent store: prepared ledger writes on better-sqlite3', () => {
+  test('usage rows, a run end and their rollups are the same with and without prepared statements', async ({
+    assert,
+  }) => {
+    const { db } = await appDb()
+    const prepared = await ledgerRows(db, new LucidAgentStore(db), 'carol')
+    const lucid = await ledgerRows(
+      db,
+      new LucidAgentStore(db, undefined, { preparedStatements: false }),
+      'dave'
+    )
+    assert.deepEqual(
+      prepared.rows.map(({ runId, actorRef, threadId, priceId, model, ...row }) => ({
+        ...row,
+        model: model.replace('carol', 'x'),
+      })),
+      lucid.rows.map(({ runId, actorRef, threadId, priceId, model, ...row }) => ({
+        ...row,
+        model: model.replace('dave', 'x'),
+      }))
+    )
+    assert.deepEqual(
+      prepared.rows.map((row) => [row.costSource, row.cost > 0]),
+      [
+        ['estimated', true],
+        ['unpriced', false],
+        ['reported', true],
+      ]
+    )
+    const written = await ledgerState(db, prepared.runId, 'carol')
+    assert.deepEqual(written, await ledgerState(db, lucid.runId, 'dave'))
+    assert.equal(written.run.status, 'failed')
+    assert.equal(written.run.retries, 2)
+    assert.lengthOf(written.usage, 3)
+    assert.deepEqual(
+      written.rollups.map((row: any) => [
+        row.model,
+        Number(row.model_calls),
+        Number(row.runs_failed),
+      ]),
+      [
+        ['fake:priced-actor', 1, 0],
+        ['unpriced', 2, 0],
+      ]
+    )
+    // The runs are alice's: each store counted its run's end once, the second end of each not at all
+    const [runEnds] = await db
+      .from('agent_rollups')
+      .where({ actor_ref: 'alice', model: 'unpriced' })
+      .select('runs_failed', 'runs_succeeded')
+    assert.deepEqual([Number(runEnds.runs_failed), Number(runEnds.runs_succeeded)], [2, 0])
+
+    // On SQLite the stored storage classes match too
+    if (dialect() === 'sqlite') {
+      const classes = async (runId: string) =>
+        db.rawQuery(
+          `select typeof(created_at) as created, typeof(usage_known) as known, typeof(cost) as cost, quote(usage_known) as flag from agent_usage where run_id = ? order by step`,
+          [runId]
+        )
+      assert.deepEqual(await classes(prepared.runId), await classes(lucid.runId))
+      const ended = async (runId: string) =>
+        db.rawQuery(
+          `select typeof(finished_at) as finished, typeof(duration_ms) as duration from agent_runs where id = ?`,
+          [runId]
+        )
+      assert.deepEqual(await ended(prepared.runId), await ended(lucid.runId))
+      assert.deepEqual(await ended(prepared.runId), [{ finished: 'integer', duration: 'integer' }])
+    }
+  })
+
+  test('a ledger write inside a transaction is rolled back with it', async ({ assert }) => {
+    const { db } = await appDb()
+    const store = new LucidAgentStore(db)
+    const { thread, runId } = await turnRows(store)
+    await db.beginGlobalTransaction()
+    try {
+      await store.finishRun(runId, { status: 'done', steps: 1, model: 'm' })
+      const ended = await store.findRun(runId)
+      assert.equal(ended?.status, 'done')
+    } finally {
+      await db.rollbackGlobalTransaction()
+    }
+    const afterRollback = await store.findRun(runId)
+    assert.equal(afterRollback?.status, 'running')
+    assert.lengthOf(await db.from('agent_run_rollups').where('agent_name', 'default'), 0)
+    const kept = await store.findThread(thread.id)
+    assert.equal(kept?.id, thread.id)
+  })
+})

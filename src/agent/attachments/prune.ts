@@ -65,9 +65,10 @@ export async function pruneAttachments(options: {
 }
 
 /**
- * Deletes the bytes of a deleted thread's attachments unless a message of
- * another live thread (a fork) still references them. It never fails the
- * delete: what it misses, `agent:prune` deletes later.
+ * Deletes the bytes of the attachments of a deleted thread (or of its
+ * truncated messages) unless a message of a live thread (a fork) still
+ * references them. It never fails the delete: what it misses,
+ * `agent:prune` deletes later.
  */
 export async function deleteThreadAttachments(
   staging: AttachmentStaging | null,

@@ -180,15 +180,28 @@ export async function forkThread(ctx: HttpContext) {
   return summary(forked)
 }
 
-/** `DELETE /agent/threads/:id/from/:messageId`: the message and every later one */
+/**
+ * `DELETE /agent/threads/:id/from/:messageId`: the message and every later
+ * one, and the attachment files only they referenced
+ */
 export async function truncateThread(ctx: HttpContext) {
   const agents = await manager(ctx)
   const actor = await agents.actor(ctx)
   const thread = await agents.ownedThread(actor, parseId(ctx.params.id, 'thread'))
-  const truncated = await agents
-    .storeOf(thread)
-    .truncateFrom(thread.id, parseMessageId(ctx.params.messageId))
+  const threadStore = agents.storeOf(thread)
+  const messageId = parseMessageId(ctx.params.messageId)
+  const { staging } = agents.config.attachments
+  // Read before the truncate; a message kept in this thread may carry the same file
+  const history = staging?.delete ? await threadStore.listMessages(thread.id) : []
+  const kept = new Set(attachmentIdsOf(history.filter((message) => message.id < messageId)))
+  const dropped = attachmentIdsOf(history.filter((message) => message.id >= messageId))
+  const truncated = await threadStore.truncateFrom(thread.id, messageId)
   if (!truncated) throw new AgentNotFoundException('message')
+  await deleteThreadAttachments(
+    staging,
+    agents.config.store,
+    [...new Set(dropped)].filter((id) => !kept.has(id))
+  )
   return { ok: true }
 }
 

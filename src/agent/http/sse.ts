@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http'
 import type { HttpContext } from '@adonisjs/core/http'
 import type { RunFrame, RunReader } from '../run_log.ts'
 
@@ -12,6 +13,22 @@ export function formatFrame(frame: Omit<RunFrame, 'seq'> & { seq?: number }) {
   const id = frame.seq === undefined ? '' : `id: ${frame.seq}\n`
   const event = frame.event ? `event: ${frame.event}\n` : ''
   return `${id}${event}data: ${JSON.stringify(frame.data)}\n\n`
+}
+
+/**
+ * Writes to the socket now. Node holds a response's writes until the next
+ * tick (it corks the socket and uncorks on `process.nextTick`), and a
+ * model reply that arrives in one read runs its whole stream, and the
+ * writes that end the turn, before that tick: the first delta waited
+ * behind them. Corking around the write keeps the frame one packet.
+ */
+export function writeNow(response: ServerResponse, text: string) {
+  const socket = response.socket
+  if (!socket) return response.write(text)
+  socket.cork()
+  const written = response.write(text)
+  socket.uncork()
+  return written
 }
 
 export interface StreamOptions {
@@ -41,9 +58,13 @@ export function streamRunLog(ctx: HttpContext, log: RunReader | null, options: S
     'X-Accel-Buffering': 'no',
     ...options.headers,
   })
+  // The preamble and the replay leave in one write, each later frame as it comes
+  const socket = response.socket
+  socket?.cork()
   if (options.preamble) response.write(options.preamble)
   if (!log) {
     response.end()
+    socket?.uncork()
     return Promise.resolve()
   }
 
@@ -68,12 +89,13 @@ export function streamRunLog(ctx: HttpContext, log: RunReader | null, options: S
         return
       }
       if (options.skip?.(frame)) return
-      response.write(formatFrame(frame))
+      writeNow(response, formatFrame(frame))
       if (response.writableLength > MAX_BUFFERED_BYTES) {
         response.destroy()
         close()
       }
     })
+    socket?.uncork()
     if (closed) unsubscribe()
   })
 }

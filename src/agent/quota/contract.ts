@@ -52,6 +52,12 @@ export interface QuotaStore {
   release(hold: QuotaHold): Promise<void>
   /** Tokens charged to the actor on that day */
   used(actorRef: string, day: string): Promise<number>
+  /**
+   * Gives back every hold whose lease ran out, of any actor and day
+   * (`agent:prune` calls it); with `dryRun` only counts them. For stores
+   * whose holds outlive their lease until the same actor reserves again.
+   */
+  giveBackExpiredHolds?(options?: { dryRun?: boolean }): Promise<{ holds: number; tokens: number }>
   /** Called once at shutdown, to close what the store opened */
   close?(): Promise<void>
 }

@@ -180,6 +180,46 @@ export class LucidQuotaStore implements QuotaStore {
     })
   }
 
+  /**
+   * Gives back the holds of dead instances for actor-days nobody reserves
+   * again (a reservation gives back only its own actor-day's). Each hold
+   * moves like a settle of nothing: its row's delete decides, so a late
+   * settle or a reservation doing the same never moves its tokens twice.
+   */
+  async giveBackExpiredHolds(options: { dryRun?: boolean } = {}) {
+    const given = { holds: 0, tokens: 0 }
+    const now = this.#now()
+    const expired = await this.#client()
+      .from(AGENT_TABLES.quotaHolds)
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at', 'asc')
+      .select('id', 'actor_ref', 'day', 'tokens')
+    for (const row of expired) {
+      const hold = { id: row.id, actorRef: row.actor_ref, day: row.day, tokens: Number(row.tokens) }
+      if (options.dryRun || (await this.#giveBack(hold, now))) {
+        given.holds++
+        given.tokens += hold.tokens
+      }
+    }
+    return given
+  }
+
+  /** True when this call removed the hold (still expired) and gave its tokens back */
+  async #giveBack(hold: Required<QuotaHold>, now: number) {
+    return this.#client().transaction(async (trx) => {
+      const row = this.#row(trx, hold.actorRef, hold.day)
+      await row.clone().update({ updated_at: new Date(now) })
+      const deleted = await trx
+        .from(AGENT_TABLES.quotaHolds)
+        .where('id', hold.id)
+        .where('expires_at', '<=', now)
+        .delete()
+      if (!affectedOne(deleted)) return false
+      await row.clone().update({ reserved_tokens: trx.raw('reserved_tokens - ?', [hold.tokens]) })
+      return true
+    })
+  }
+
   async used(actorRef: string, day: string) {
     const row = await this.#row(this.#client(), actorRef, day).first()
     return row ? Number(row.used_tokens) : 0

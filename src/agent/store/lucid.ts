@@ -7,6 +7,7 @@ import { UsageLedger } from './lucid_ledger.ts'
 import { LucidPricingStore } from './lucid_pricing.ts'
 import { LucidTransientThreads } from './lucid_transient.ts'
 import { LucidQuotaStore } from '../quota/lucid.ts'
+import { SqliteLedgerStatements } from './sqlite_ledger.ts'
 import { SqliteTurnStatements, type MessageInsert } from './sqlite_turn.ts'
 import type {
   AgentStore,
@@ -26,16 +27,17 @@ export { AGENT_TABLES, toDate } from './lucid_rows.ts'
  * Every statement is portable; the one conditional write (claiming a tool
  * call) relies on the unique (run_id, tool_call_id) index, not on a dialect
  * feature. On better-sqlite3 the statements of a turn before its first
- * model call run as cached prepared statements (`preparedStatements: false`
- * turns that off), writing the same rows.
+ * model call, and the usage rows, run ends and rollups after it, run as
+ * cached prepared statements (`preparedStatements: false` turns that off),
+ * writing the same rows.
  */
 export class LucidAgentStore implements AgentStore {
   #db: Database
   #connection?: string
   #ledger: UsageLedger
   #preparedStatements: boolean
-  /** Decided on first use, once the connection is known: undefined off better-sqlite3 */
-  #turnStatements?: SqliteTurnStatements | null
+  /** Decided on first use, once the connection is known: null off better-sqlite3 */
+  #statements?: { turn: SqliteTurnStatements; ledger: SqliteLedgerStatements } | null
   governance?: GovernanceQueries
   insights?: InsightQueries
   pricing: LucidPricingStore
@@ -54,13 +56,21 @@ export class LucidAgentStore implements AgentStore {
     return this.#db.connection(this.#connection)
   }
 
-  get #turn() {
-    if (this.#turnStatements === undefined) {
-      this.#turnStatements = this.#preparedStatements
-        ? (SqliteTurnStatements.forClient(() => this.#client) ?? null)
+  /** The prepared statements of a turn and of its ledger writes, on better-sqlite3 only */
+  get #prepared() {
+    if (this.#statements === undefined) {
+      const turn = this.#preparedStatements
+        ? SqliteTurnStatements.forClient(() => this.#client)
+        : undefined
+      this.#statements = turn
+        ? { turn, ledger: new SqliteLedgerStatements(() => this.#client) }
         : null
     }
-    return this.#turnStatements ?? undefined
+    return this.#statements ?? undefined
+  }
+
+  get #turn() {
+    return this.#prepared?.turn
   }
 
   async assertReady() {
@@ -284,7 +294,9 @@ export class LucidAgentStore implements AgentStore {
     else await this.#client.insertQuery().table(AGENT_TABLES.runs).insert(row)
   }
 
-  finishRun(id: string, outcome: RunOutcome) {
+  async finishRun(id: string, outcome: RunOutcome) {
+    const prepared = this.#prepared
+    if (prepared) return prepared.ledger.finishRun(id, outcome)
     return this.#ledger.finishRun(id, outcome)
   }
 
@@ -379,8 +391,11 @@ export class LucidAgentStore implements AgentStore {
     return rows.map(toolCall)
   }
 
-  recordUsage(row: UsageInput) {
-    return this.#ledger.recordUsage(row)
+  async recordUsage(row: UsageInput) {
+    const prepared = this.#prepared
+    if (!prepared) return this.#ledger.recordUsage(row)
+    await this.pricing.ensureSeeded()
+    return prepared.ledger.recordUsage(row)
   }
 
   /** The `agent_quota` table on this store's connection */

@@ -2,7 +2,7 @@ import type { QueryClientContract, TransactionClientContract } from '@adonisjs/l
 import debug from '../debug.ts'
 import { retryingTransaction } from '../../shared/transactions.ts'
 import { costOf } from '../pricing/money.ts'
-import type { RunEnd, RunOutcome, UsageInput, UsageRow } from './contract.ts'
+import type { ModelPriceRow, RunEnd, RunOutcome, UsageInput, UsageRow } from './contract.ts'
 import { addRunEndToRollups, addUsageToRollups } from './lucid_rollups.ts'
 import type { LucidPricingStore } from './lucid_pricing.ts'
 import { AGENT_TABLES, toDate } from './lucid_rows.ts'
@@ -15,6 +15,28 @@ function inTransaction<Result>(
   return retryingTransaction(client, work, (code) =>
     debug('ledger transaction retried after %s', code)
   )
+}
+
+/** The usage row of a call: the provider's reported cost, else the price in effect */
+export function pricedUsage(input: UsageInput, price: ModelPriceRow | null): UsageRow {
+  const reported = input.reportedCost
+  const row: UsageRow = {
+    ...input,
+    model: input.model.slice(0, 191),
+    priceId: null,
+    cost: 0,
+    costSource: 'unpriced',
+  }
+  delete row.reportedCost
+  if (typeof reported === 'number' && Number.isSafeInteger(reported) && reported >= 0) {
+    row.cost = reported
+    row.costSource = 'reported'
+  } else if (price) {
+    row.priceId = price.id
+    row.cost = costOf(input, price)
+    row.costSource = 'estimated'
+  }
+  return row
 }
 
 /** The columns of an `agent_usage` row */
@@ -113,27 +135,8 @@ export class UsageLedger {
     )
   }
 
-  /** The usage row of a call: the provider's reported cost, else the price in effect */
   async #price(trx: TransactionClientContract, input: UsageInput, at: Date): Promise<UsageRow> {
-    const price = await this.#pricing.priceAt(trx, input.model, at)
-    const reported = input.reportedCost
-    const row: UsageRow = {
-      ...input,
-      model: input.model.slice(0, 191),
-      priceId: null,
-      cost: 0,
-      costSource: 'unpriced',
-    }
-    delete row.reportedCost
-    if (typeof reported === 'number' && Number.isSafeInteger(reported) && reported >= 0) {
-      row.cost = reported
-      row.costSource = 'reported'
-    } else if (price) {
-      row.priceId = price.id
-      row.cost = costOf(input, price)
-      row.costSource = 'estimated'
-    }
-    return row
+    return pricedUsage(input, await this.#pricing.priceAt(trx, input.model, at))
   }
 
   /** Ends a running run with its duration and counts it in the rollup of its end day */

@@ -7,7 +7,7 @@ import { AGENT_TABLES, toDate } from './lucid_rows.ts'
 const nullableNumber = (value: unknown) =>
   value === null || value === undefined ? null : Number(value)
 
-function priceRow(row: any): ModelPriceRow {
+export function priceRow(row: any): ModelPriceRow {
   return {
     id: Number(row.id),
     modelId: row.model_id,
@@ -17,6 +17,15 @@ function priceRow(row: any): ModelPriceRow {
     cacheReadPricePer1m: nullableNumber(row.cache_read_price_per_1m),
     effectiveFrom: toDate(row.effective_from)!,
   }
+}
+
+/**
+ * The model ids a usage row's model label is priced under, in order: the
+ * exact label, then the model id after the last `:`
+ * (`anthropic.messages:claude-sonnet-4-5` is priced as `claude-sonnet-4-5`).
+ */
+export function pricedAs(model: string) {
+  return model.includes(':') ? [model, model.slice(model.lastIndexOf(':') + 1)] : [model]
 }
 
 /**
@@ -115,14 +124,9 @@ export class LucidPricingStore implements PricingStore {
     return rows.map(priceRow)
   }
 
-  /**
-   * The price in effect at `at` for a usage row's model label: a price
-   * under the exact label wins, else one under the model id after the last
-   * `:` (`anthropic.messages:claude-sonnet-4-5` is priced as `claude-sonnet-4-5`).
-   */
+  /** The price in effect at `at` for a usage row's model label (see `pricedAs`) */
   async priceAt(client: QueryClientContract, model: string, at: Date) {
-    const bare = model.includes(':') ? model.slice(model.lastIndexOf(':') + 1) : null
-    for (const modelId of bare ? [model, bare] : [model]) {
+    for (const modelId of pricedAs(model)) {
       const row = await client
         .from(AGENT_TABLES.pricing)
         .where('model_id', modelId)

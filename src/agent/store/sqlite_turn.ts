@@ -20,7 +20,7 @@ const TOUCH_THREAD = `update ${AGENT_TABLES.threads} set updated_at = ? where id
 const LIST_MESSAGES = `select * from ${AGENT_TABLES.messages} where thread_id = ? order by id asc`
 
 /** A value as knex binds it for better-sqlite3: dates as epoch ms, booleans as 0/1 */
-function bind(value: unknown) {
+export function bind(value: unknown) {
   if (value instanceof Date) return value.valueOf()
   if (typeof value === 'boolean') return Number(value)
   return value ?? null
