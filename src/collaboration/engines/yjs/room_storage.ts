@@ -92,6 +92,8 @@ export class RoomStorage {
    * `maxWait`; otherwise waits for the rest of the quiet time.
    */
   compactCheck() {
+    // a no-op when its own timer called it; a direct call leaves no timer behind
+    clearTimeout(this.#compactTimer)
     this.#compactTimer = undefined
     if (!this.#dirty) {
       return
@@ -109,6 +111,7 @@ export class RoomStorage {
 
   /** A retry after a failed compaction: runs at once, quiet or not */
   retry() {
+    clearTimeout(this.#compactTimer)
     this.#compactTimer = undefined
     this.#enqueue('saveDocument', () => this.#compact()).catch(noop)
   }
