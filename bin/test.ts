@@ -30,6 +30,7 @@ const DATABASE_FREE = [
   'tests/payments/dispute_subscription_transitions.spec.ts',
   'tests/collaboration/token_edges.spec.ts',
   'tests/collaboration/yjs_content.spec.ts',
+  'tests/collaboration/yjs_content_text.spec.ts',
   'tests/collaboration/yjs_awareness_relay.spec.ts',
   // the Yjs engine behind a bare HTTP server with in-memory storage (tests/collaboration/yjs_harness.ts)
   'tests/collaboration/yjs_storage_edges.spec.ts',

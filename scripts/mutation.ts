@@ -285,7 +285,11 @@ const GROUPS: Record<string, Group> = {
   },
   'engine-content': {
     mutate: ['src/collaboration/engines/yjs/content.ts'],
-    nodbTests: ['tests/collaboration/yjs_content.spec.ts', ...YJS_NODB_SPECS],
+    nodbTests: [
+      'tests/collaboration/yjs_content_text.spec.ts',
+      'tests/collaboration/yjs_content.spec.ts',
+      ...YJS_NODB_SPECS,
+    ],
     timeoutMS: YJS_TIMEOUT_MS,
   },
   // The whole engine with the app specs (hours: each mutant boots an app with real sockets)

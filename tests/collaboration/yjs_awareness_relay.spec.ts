@@ -99,6 +99,9 @@ test.group('Yjs awareness relay', () => {
     assert.deepEqual(states(awareness), [[7, 4, '{"cursor":2}']])
     // one row per client in a frame, the newest
     assert.deepEqual(frameRows(awareness.takeOutgoing()), [[7, 4, '{"cursor":2}']])
+    // a removal with the clock of the last state removes it (as y-protocols does)
+    awareness.apply(owner, update([7, 4, 'null']), 1)
+    assert.deepEqual(states(awareness), [])
   })
 
   test('several clients in one update are each applied', ({ assert }) => {
@@ -217,6 +220,11 @@ test.group('Yjs awareness relay', () => {
     at(1_000_000, () => awareness.apply(viewer, update([1, 5, USER], [2, 5, USER]), 2))
     assert.isTrue(awareness.entries.has(1))
     assert.isFalse(awareness.entries.has(2))
+    // exactly 30 s old is still remembered: one more removal then forgets only the oldest
+    at(1_030_000, () => removeMany(10_002, 10_002))
+    at(1_000_000, () => awareness.apply(viewer, update([2, 5, USER], [3, 5, USER]), 2))
+    assert.isTrue(awareness.entries.has(2))
+    assert.isFalse(awareness.entries.has(3))
 
     // 31 s later every remembered removal has expired: one more forgets all of them at once
     at(1_031_000, () => removeMany(20_001, 20_001))
@@ -269,6 +277,11 @@ test.group('Yjs awareness relay', () => {
     assert.deepEqual(frameRows(awareness.takeOutgoing()), [[1, 2, 'null']])
     // an expiry is this instance's view of another's client: never sent back to the cluster
     assert.isNull(awareness.takeLocalOutgoing())
+    // a late relay of the state it had is stale; its next renewal (a newer clock) is not
+    at(1_010_002, () => awareness.apply(remote, update([1, 1, USER], [1, 2, USER]), 1))
+    assert.isFalse(awareness.entries.has(1))
+    at(1_010_003, () => awareness.apply(remote, update([1, 3, USER]), 1))
+    assert.isTrue(awareness.entries.has(1))
   })
 
   test('only this instance’s own changes are kept for the cluster, and only when asked', ({

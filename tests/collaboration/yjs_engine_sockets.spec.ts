@@ -283,9 +283,12 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     await storage.appendUpdate('doc', parts[1])
     await storage.appendUpdate('doc', parts[2])
     const stored = parts.reduce((sum, part) => sum + part.byteLength, 0)
-    // room for 20 more bytes: a 60-character update fits the state alone, not state and log
-    harness = await startEngine({ storage, limits: { maxDocumentBytes: stored + 20 } })
+    // room for 40 more bytes: one character fits; 60 fit the state alone, not state and log
+    harness = await startEngine({ storage, limits: { maxDocumentBytes: stored + 40 } })
     const writer = await Client.joined(`${harness.url}/doc`)
+    const watcher = await Client.joined(`${harness.url}/doc`)
+    writer.type('y')
+    await waitFor(() => watcher.text().includes('y'))
     writer.type('x'.repeat(60))
     assert.equal(await writer.closed, 4413)
   })
