@@ -33,11 +33,15 @@ test.group('Yjs document content: kinds and text', () => {
       source.getArray('nested').insert(0, [new Y.Map()])
       source.getXmlFragment('rich').insert(0, [new Y.XmlText('x')])
       source.getXmlFragment('elements').insert(0, [new Y.XmlElement('p')])
+      // its first item deleted: the kind is read from the first item still holding content
+      source.getText('edited').insert(0, 'ab')
+      source.getText('edited').delete(0, 1)
     })
     assert.deepEqual(Object.fromEntries(rootKinds(doc)), {
       plain: 'text',
       formatted: 'text',
       embedded: 'text',
+      edited: 'text',
       settings: 'map',
       numbers: 'array',
       blobs: 'array',
@@ -146,6 +150,7 @@ test.group('Yjs document content: restore', () => {
     const live = new Y.Doc()
     live.getText('t').insert(0, 'hello world')
     live.getMap('m').set('keep', 1)
+    live.getMap('m').set('back', 'changed since')
     live.getMap('m').set('extra', true)
     live.getArray('a').insert(0, [3, 2, 1])
     const changes: Array<{ origin: unknown; update: Uint8Array }> = []
@@ -159,10 +164,11 @@ test.group('Yjs document content: restore', () => {
     // one transaction, with the given origin
     assert.lengthOf(changes, 1)
     assert.equal(changes[0].origin, 'restore')
-    // the text was patched, not rewritten: deleted are the array's 3 values and the map's "extra"
+    // the text was patched, not rewritten: deleted are the array's 3 values, the map's "extra"
+    // and its "back" overwritten ("keep", equal, was not touched)
     const { ds } = Y.decodeUpdate(changes[0].update)
     const deleted = [...ds.clients.values()].flat().reduce((sum, range) => sum + range.len, 0)
-    assert.equal(deleted, 4)
+    assert.equal(deleted, 5)
   })
 
   test('a document already equal to the version is left untouched', ({ assert }) => {
