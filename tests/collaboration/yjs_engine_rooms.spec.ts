@@ -142,13 +142,14 @@ test.group('Yjs engine without sockets', (group) => {
       bytes: async () => stateWith('from bytes'),
       doc: async () => seeded,
       empty: async () => new Uint8Array(0),
+      none: async () => null,
       failing: async () => {
         throw new Error('seed failed')
       },
     }
     const reported: string[] = []
     const stop = onCollaborationError((event) =>
-      reported.push(`${event.operation} ${event.docName}`)
+      reported.push(`${event.scope} ${event.operation} ${event.docName}`)
     )
     harness = await startEngine({ seed: (name) => seeds[name]() })
     try {
@@ -159,7 +160,7 @@ test.group('Yjs engine without sockets', (group) => {
         harness.storage.calls.map((call) => `${call.operation} ${call.docName}`),
         ['saveDocument bytes', 'saveDocument doc']
       )
-      assert.deepEqual(reported, ['load failing'])
+      assert.deepEqual(reported, ['storage load failing'])
       const room = await harness.engine.acquire('bytes')
       assert.isFalse(room.storage.dirty, 'the seed is not written again')
     } finally {
@@ -172,13 +173,13 @@ test.group('Yjs engine without sockets', (group) => {
     storage.failures = 1
     const reported: string[] = []
     const stop = onCollaborationError((event) =>
-      reported.push(`${event.operation} ${event.docName}`)
+      reported.push(`${event.scope} ${event.operation} ${event.docName}`)
     )
     harness = await startEngine({ storage, seed: async () => stateWith('seed') })
     try {
       const room = await harness.engine.acquire('doc')
       assert.equal(room.doc.getText('t').toString(), 'seed')
-      assert.deepEqual(reported, ['saveDocument doc'])
+      assert.deepEqual(reported, ['storage saveDocument doc'])
     } finally {
       stop()
     }

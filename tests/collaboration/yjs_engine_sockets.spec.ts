@@ -224,13 +224,13 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     storage.failLoads = 1
     const reported: string[] = []
     const stop = onCollaborationError((event) =>
-      reported.push(`${event.operation} ${event.docName}`)
+      reported.push(`${event.scope} ${event.operation} ${event.docName}`)
     )
     harness = await startEngine({ storage })
     try {
       const client = await Client.open(`${harness.url}/doc`)
       assert.equal(await client.closed, 4500)
-      assert.deepEqual(reported, ['loadDocument doc'])
+      assert.deepEqual(reported, ['storage loadDocument doc'])
       assert.isFalse(harness.engine.hasLiveDocument('doc'))
       await Client.joined(`${harness.url}/doc`)
       assert.deepEqual(storage.loads, ['doc', 'doc'])
@@ -332,6 +332,17 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     const c = await Client.joined(`${harness.url}/doc`)
     c.sendStep1(EMPTY_STATE_VECTOR)
     await waitFor(() => c.text() === 'kept')
+  })
+
+  test('close resolves once every document is stored', async ({ assert }) => {
+    harness = await startEngine()
+    const client = await Client.joined(`${harness.url}/one`)
+    client.type('kept')
+    const room = await harness.engine.acquire('one')
+    await waitFor(() => room.storage.dirty)
+    await harness.engine.close()
+    assert.equal(await harness.storage.storedText('one'), 'kept')
+    assert.equal(await client.closed, 1001)
   })
 
   test('close stores every document, closes sockets with 1001 and rejects on a failed store', async ({
