@@ -8,6 +8,7 @@ import {
 } from '../../src/collaboration/engines/yjs/awareness.ts'
 import { CLOSE_CODES } from '../../src/collaboration/server/close_codes.ts'
 import { DEFAULT_LIMITS, type CollaborationLimits } from '../../src/collaboration/limits.ts'
+import { at } from './yjs_harness.ts'
 
 /**
  * Database-free: the awareness relay of a Yjs room on its own, fed encoded
@@ -49,17 +50,6 @@ function frameRows(frame: Uint8Array | null): Row[] {
 
 function states(relayed: AwarenessRelay) {
   return [...relayed.entries].map(([id, entry]) => [id, entry.clock, entry.state])
-}
-
-/** Runs `run` with `Date.now()` reading `ms` */
-function at<T>(ms: number, run: () => T): T {
-  const realNow = Date.now
-  Date.now = () => ms
-  try {
-    return run()
-  } finally {
-    Date.now = realNow
-  }
 }
 
 const USER = '{"user":"ada"}'

@@ -30,6 +30,17 @@ export async function waitFor(check: () => boolean, timeoutMs = 3000) {
   }
 }
 
+/** Runs `run` with `Date.now()` reading `ms` */
+export function at<T>(ms: number, run: () => T): T {
+  const realNow = Date.now
+  Date.now = () => ms
+  try {
+    return run()
+  } finally {
+    Date.now = realNow
+  }
+}
+
 export interface StorageCall {
   operation: 'saveDocument' | 'appendUpdate' | 'compactDocument'
   docName: string

@@ -6,7 +6,7 @@ import { RoomStorage, mergeBounded } from '../../src/collaboration/engines/yjs/r
 import { AdaptiveWindow } from '../../src/collaboration/engines/yjs/adaptive_window.ts'
 import { DEFAULT_LIMITS } from '../../src/collaboration/limits.ts'
 import type { CollabEngineHost } from '../../src/collaboration/engines/engine.ts'
-import { RecordingStorage, waitFor } from './yjs_harness.ts'
+import { RecordingStorage, at, waitFor } from './yjs_harness.ts'
 
 /**
  * Database-free: a document's writes (the update log, the debounced
@@ -404,17 +404,6 @@ test.group('Yjs room storage', (group) => {
     other.roomStorage.destroy()
   })
 })
-
-/** Runs `run` with `Date.now()` reading `ms` */
-function at<T>(ms: number, run: () => T): T {
-  const realNow = Date.now
-  Date.now = () => ms
-  try {
-    return run()
-  } finally {
-    Date.now = realNow
-  }
-}
 
 /**
  * Records the delay of every timer set while installed, by the callback's

@@ -6,6 +6,7 @@ import { setupApp } from '../helpers.ts'
 import { defineConfig, stores, traceScheduledTask, watchers } from '../../src/console/main.ts'
 import { SECRET } from './helpers.ts'
 import type {
+  ConsoleConfig,
   ConsoleJobListOptions,
   ConsoleQueueJob,
   ConsoleQueueManager,
@@ -52,11 +53,12 @@ class InvoiceQueues implements ConsoleQueueManager {
 
 /**
  * A console in login mode on the memory store (no database service: the spec
- * is in the database-free suite) whose one operator may retry jobs.
+ * is in the database-free suite), with Ada as its one operator.
  */
-async function queuesDashboard() {
-  const queues = new InvoiceQueues()
-  const app = await setupApp({
+async function loginDashboard(
+  options: Pick<ConsoleConfig, 'watchers' | 'authorizeAction' | 'buffer'>
+) {
+  return setupApp({
     providers: [
       () => import('../../providers/console_provider.ts'),
       async () => ({ default: ExceptionHandlerProvider }),
@@ -64,40 +66,33 @@ async function queuesDashboard() {
     config: {
       console: defineConfig({
         storage: stores.memory(),
-        watchers: [queues],
+        ...options,
         dashboardAuth: {
           secret: SECRET,
           login: (username, password) =>
             username === 'ada' && password === 'lovelace' ? { id: '1', name: 'Ada' } : null,
         },
-        authorizeAction: (_ctx, action) => action.name === 'retry a job',
         overloadProtection: false,
       }),
     },
   })
+}
+
+/** A console of the invoice queues whose operator may retry jobs */
+async function queuesDashboard() {
+  const queues = new InvoiceQueues()
+  const app = await loginDashboard({
+    watchers: [queues],
+    authorizeAction: (_ctx, action) => action.name === 'retry a job',
+  })
   return { ...app, queues }
 }
 
-/** A console in login mode on the memory store recording scheduled task runs and their log lines */
+/** A console recording scheduled task runs and their log lines */
 async function scheduleRunsDashboard() {
-  const app = await setupApp({
-    providers: [
-      () => import('../../providers/console_provider.ts'),
-      async () => ({ default: ExceptionHandlerProvider }),
-    ],
-    config: {
-      console: defineConfig({
-        storage: stores.memory(),
-        watchers: [watchers.schedules(), watchers.logs()],
-        dashboardAuth: {
-          secret: SECRET,
-          login: (username, password) =>
-            username === 'ada' && password === 'lovelace' ? { id: '1', name: 'Ada' } : null,
-        },
-        buffer: { flushIntervalMs: 60_000 },
-        overloadProtection: false,
-      }),
-    },
+  const app = await loginDashboard({
+    watchers: [watchers.schedules(), watchers.logs()],
+    buffer: { flushIntervalMs: 60_000 },
   })
   const manager = await app.app.container.make('atrium.console')
   const logger = await app.app.container.make('logger')

@@ -3,7 +3,7 @@ import debug from '../debug.ts'
 import { retryingTransaction } from '../../shared/transactions.ts'
 import { costOf } from '../pricing/money.ts'
 import type { ModelPriceRow, RunEnd, RunOutcome, UsageInput, UsageRow } from './contract.ts'
-import { addRunEndToRollups, addUsageToRollups } from './lucid_rollups.ts'
+import { addRunEndToRollups, addUsageToRollups, type CountedRunEnd } from './lucid_rollups.ts'
 import type { LucidPricingStore } from './lucid_pricing.ts'
 import { AGENT_TABLES, toDate } from './lucid_rows.ts'
 
@@ -37,6 +37,25 @@ export function pricedUsage(input: UsageInput, price: ModelPriceRow | null): Usa
     row.costSource = 'estimated'
   }
   return row
+}
+
+/** The end of a stored running run: its duration, and what it adds to the rollups */
+export function runEndOf(
+  run: Record<string, any>,
+  outcome: RunOutcome,
+  finishedAt: Date
+): CountedRunEnd {
+  const startedAt = toDate(run.created_at)
+  return {
+    day: finishedAt.toISOString().slice(0, 10),
+    model: outcome.model,
+    actorRef: run.actor_ref,
+    agentName: run.agent_name,
+    status: outcome.status,
+    errorCode: outcome.errorCode ?? null,
+    durationMs: startedAt ? Math.max(0, finishedAt.getTime() - startedAt.getTime()) : null,
+    retries: outcome.retries ?? 0,
+  }
 }
 
 /** The columns of an `agent_usage` row */
@@ -149,32 +168,22 @@ export class UsageLedger {
         .first()
       if (!run) return
       const finishedAt = new Date()
-      const startedAt = toDate(run.created_at)
-      const durationMs = startedAt ? Math.max(0, finishedAt.getTime() - startedAt.getTime()) : null
+      const end = runEndOf(run, outcome, finishedAt)
       const affected = await trx
         .from(AGENT_TABLES.runs)
         .where('id', id)
         .where('status', 'running')
         .update({
-          status: outcome.status,
-          error_code: outcome.errorCode ?? null,
+          status: end.status,
+          error_code: end.errorCode,
           steps: outcome.steps,
-          retries: outcome.retries ?? 0,
+          retries: end.retries,
           finished_at: finishedAt,
-          duration_ms: durationMs,
+          duration_ms: end.durationMs,
         })
       // Another writer ended it between the read and the update: counted once, by that writer
       if (Number(Array.isArray(affected) ? affected[0] : affected) !== 1) return
-      await addRunEndToRollups(trx, {
-        day: finishedAt.toISOString().slice(0, 10),
-        model: outcome.model,
-        actorRef: run.actor_ref,
-        agentName: run.agent_name,
-        status: outcome.status,
-        errorCode: outcome.errorCode ?? null,
-        durationMs,
-        retries: outcome.retries ?? 0,
-      })
+      await addRunEndToRollups(trx, end)
     })
   }
 

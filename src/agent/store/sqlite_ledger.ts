@@ -3,10 +3,10 @@ import { withSqliteStatements, type SqliteStatements } from '../../shared/sqlite
 import { isDeadlockOrBusy } from '../../shared/transactions.ts'
 import debug from '../debug.ts'
 import type { RunOutcome, UsageInput, UsageRow } from './contract.ts'
-import { pricedUsage, usageColumns } from './lucid_ledger.ts'
+import { pricedUsage, runEndOf, usageColumns } from './lucid_ledger.ts'
 import { pricedAs, priceRow } from './lucid_pricing.ts'
 import { runEndRollupWrites, usageRollupWrites, type RollupWrite } from './lucid_rollups.ts'
-import { AGENT_TABLES, toDate } from './lucid_rows.ts'
+import { AGENT_TABLES } from './lucid_rows.ts'
 import { bind } from './sqlite_turn.ts'
 
 const PRICE_AT = `select * from ${AGENT_TABLES.pricing}
@@ -72,31 +72,20 @@ export class SqliteLedgerStatements {
       const run = sqlite.statement(RUNNING_RUN).get(id) as Record<string, any> | undefined
       if (!run) return
       const finishedAt = new Date()
-      const startedAt = toDate(run.created_at)
-      const durationMs = startedAt ? Math.max(0, finishedAt.getTime() - startedAt.getTime()) : null
+      const end = runEndOf(run, outcome, finishedAt)
       const { changes } = sqlite
         .statement(END_RUN)
         .run(
-          outcome.status,
-          outcome.errorCode ?? null,
+          end.status,
+          end.errorCode,
           outcome.steps,
-          outcome.retries ?? 0,
+          end.retries,
           bind(finishedAt),
-          durationMs,
+          end.durationMs,
           id
         )
       // Another writer ended it between the read and the update: counted once, by that writer
       if (changes !== 1) return
-      const end = {
-        day: finishedAt.toISOString().slice(0, 10),
-        model: outcome.model,
-        actorRef: run.actor_ref,
-        agentName: run.agent_name,
-        status: outcome.status,
-        errorCode: outcome.errorCode ?? null,
-        durationMs,
-        retries: outcome.retries ?? 0,
-      }
       for (const write of runEndRollupWrites(end)) upsert(sqlite, write)
     })
   }
