@@ -5,87 +5,21 @@
  * read by one client in a child process, as a remote client would read
  * them, from its request to the first text delta of a three-delta reply.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
-import { defineConfig as bodyParserConfig } from '@adonisjs/core/bodyparser'
-import { BodyParserMiddleware } from '@adonisjs/bodyparser/bodyparser_middleware'
-import { Database } from '@adonisjs/lucid/database'
-import { LoggerFactory } from '@adonisjs/core/factories/logger'
-import { Emitter } from '@adonisjs/core/events'
-import { AppFactory } from '@adonisjs/core/factories/app'
-import { connectionConfig } from '../../tests/helpers.ts'
-import { migrateStubs } from '../../tests/migration_stubs.ts'
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
-import { actors, defineConfig } from '../../src/agent/main.ts'
-import { bootHttpApp } from '../lib/http_app.ts'
+import { agentDatabase, fakeModelProcess, gatewayApp } from '../lib/agent_app.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200)
 const WARMUP = 20
 const REPLY = { text: ['Hello', ' there', '!'] }
 
-const directory = await mkdtemp(join(tmpdir(), 'atrium-agent-bench-'))
-const appRoot = pathToFileURL(`${directory}/`)
-// WAL, as a production SQLite should run (and as the payments benchmarks do)
-const sqlite: any = connectionConfig('sqlite', directory)
-sqlite.pool = {
-  afterCreate: (connection: any, done: any) => {
-    connection.pragma('journal_mode = WAL')
-    connection.pragma('synchronous = NORMAL')
-    done(null, connection)
-  },
-}
-const database = { connection: 'sqlite', connections: { sqlite } }
-const schemaDb = new Database(
-  database as any,
-  new LoggerFactory().create(),
-  new Emitter(new AppFactory().create(appRoot))
-)
-await migrateStubs(schemaDb, 'agent')
-await schemaDb.manager.closeAll()
-
+const database = await agentDatabase()
 // The model API and the client each run in a process of their own, as they do in production
-const fakeProcess = fork(
-  fileURLToPath(new URL('../lib/agent_fake_model_process.ts', import.meta.url)),
-  [JSON.stringify(REPLY), String((RUNS + WARMUP) * 4 + 10)],
-  {
-    execArgv: ['--import=@poppinss/ts-exec'],
-  }
-)
-const [{ url: modelUrl }] = (await once(fakeProcess, 'message')) as [{ url: string }]
-const model = createOpenAICompatible({
-  name: 'fake',
-  baseURL: `${modelUrl}/v1`,
-  apiKey: 'test-key',
-  includeUsage: true,
-})('fake-model')
-const http = await bootHttpApp({
-  appRoot,
-  providers: [
-    () => import('@adonisjs/lucid/database_provider'),
-    () => import('../../providers/agent_provider.ts'),
-  ],
-  config: {
-    database,
-    agent: defineConfig({ model, actorResolver: actors.header(), modelMaxRetries: 0 }),
-  },
-  routes: (router) => {
-    const config = bodyParserConfig({})
-    router.use([
-      async () => ({
-        default: class extends BodyParserMiddleware {
-          constructor() {
-            super(config as any)
-          }
-        },
-      }),
-    ])
-  },
-})
+const fake = await fakeModelProcess(REPLY, (RUNS + WARMUP) * 4 + 10)
+const modelUrl = fake.url
+const http = await gatewayApp(database, modelUrl)
 
 /** The reader, in its own process (benchmarks/lib/agent_ttfd_client.ts) */
 const client = fork(fileURLToPath(new URL('../lib/agent_ttfd_client.ts', import.meta.url)), {
@@ -142,6 +76,6 @@ try {
 } finally {
   client.kill()
   await http.close()
-  fakeProcess.kill()
-  await rm(directory, { recursive: true, force: true })
+  fake.close()
+  await database.remove()
 }

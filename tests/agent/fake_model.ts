@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { performance } from 'node:perf_hooks'
 
 /** One scripted model reply */
 export interface FakeReply {
@@ -13,6 +14,14 @@ export interface FakeReply {
    * `message_start` usage plus `outputTokens` for `message_delta`); null sends none.
    */
   usage?: Record<string, unknown> | null
+  /** Paces the text deltas at this many a second, by the clock (a late timer catches up) */
+  perSecond?: number
+  /**
+   * Sends, instead of each delta's text, the machine's monotonic clock in
+   * nanoseconds when it was written: a reader in another process on the same
+   * machine subtracts it from its own `process.hrtime.bigint()` (benchmarks).
+   */
+  stamp?: boolean
   /** Sends this many text deltas, then waits for `release()` */
   stallAfter?: number
   /** Sends this many text deltas, then destroys the connection */
@@ -116,13 +125,19 @@ export class FakeModelServer {
 
   /** Sends the text deltas, honouring the stall and cut points; false when cut */
   async #deltas(reply: FakeReply, response: ServerResponse, send: (text: string) => void) {
+    const started = performance.now()
     for (const [index, text] of (reply.text ?? []).entries()) {
+      if (reply.perSecond) {
+        const wait = started + (index * 1000) / reply.perSecond - performance.now()
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+        if (response.destroyed) return false
+      }
       if (reply.cutAfter === index) {
         response.destroy()
         return false
       }
       if (reply.stallAfter === index) await this.#stall(response)
-      send(text)
+      send(reply.stamp ? String(process.hrtime.bigint()) : text)
     }
     if (reply.stallAfter === (reply.text ?? []).length) await this.#stall(response)
     if (reply.cutAfter === (reply.text ?? []).length) {

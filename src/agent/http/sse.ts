@@ -8,6 +8,9 @@ import type { RunFrame, RunReader } from '../run_log.ts'
  */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024
 
+/** A replay is written in pieces of about this many characters, not a write per frame */
+const REPLAY_PIECE = 64 * 1024
+
 /** One SSE frame as the spec frames it; `seq` becomes the `id:` line */
 export function formatFrame(frame: Omit<RunFrame, 'seq'> & { seq?: number }) {
   const id = frame.seq === undefined ? '' : `id: ${frame.seq}\n`
@@ -58,7 +61,7 @@ export function streamRunLog(ctx: HttpContext, log: RunReader | null, options: S
     'X-Accel-Buffering': 'no',
     ...options.headers,
   })
-  // The preamble and the replay leave in one write, each later frame as it comes
+  // The preamble and the replay leave together, each later frame as it comes
   const socket = response.socket
   socket?.cork()
   if (options.preamble) response.write(options.preamble)
@@ -71,6 +74,12 @@ export function streamRunLog(ctx: HttpContext, log: RunReader | null, options: S
   return new Promise<void>((resolve) => {
     let closed = false
     let unsubscribe: () => void = () => {}
+    // Frames a reader replays synchronously (the memory log) are joined into
+    // pieces: one write per frame made a 10,000-frame replay slow to start
+    let replaying = true
+    let piece = ''
+    // A long replay may exceed the slow-reader cap by itself; it is bounded by sse.maxFramesPerRun
+    let maxBuffered = MAX_BUFFERED_BYTES
     const heartbeat = setInterval(() => response.write(': ping\n\n'), options.heartbeatMs)
     const close = () => {
       if (closed) return
@@ -79,22 +88,36 @@ export function streamRunLog(ctx: HttpContext, log: RunReader | null, options: S
       unsubscribe()
       resolve()
     }
+    const writePiece = () => {
+      if (!piece) return
+      response.write(piece)
+      piece = ''
+    }
     response.on('error', close)
     response.on('close', close)
     unsubscribe = log.follow(options.after, (frame) => {
       if (closed) return
       if (frame === null) {
+        writePiece()
         response.end()
         close()
         return
       }
       if (options.skip?.(frame)) return
+      if (replaying) {
+        piece += formatFrame(frame)
+        if (piece.length >= REPLAY_PIECE) writePiece()
+        return
+      }
       writeNow(response, formatFrame(frame))
-      if (response.writableLength > MAX_BUFFERED_BYTES) {
+      if (response.writableLength > maxBuffered) {
         response.destroy()
         close()
       }
     })
+    replaying = false
+    writePiece()
+    maxBuffered = Math.max(MAX_BUFFERED_BYTES, response.writableLength * 2)
     socket?.uncork()
     if (closed) unsubscribe()
   })

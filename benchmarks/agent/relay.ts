@@ -1,0 +1,142 @@
+/**
+ * Relay: what the gateway does to a stream once it flows. The fake model
+ * (its own process) writes deltas paced by the clock, each carrying the
+ * monotonic time of its write; a client (its own process) reads them through
+ * the gateway or straight through the AI SDK and measures each delta's
+ * delivery delay and each stream's rate.
+ *
+ * - One stream at 1,000 deltas a second, gateway beside direct, repeated.
+ * - Many concurrent streams on one instance (500 by default): delivery
+ *   p50/p99 beside as many direct streams; then, in a round of its own, the
+ *   gateway process's memory per open stream (heap and external after a
+ *   full GC once every stream flows, against the same figure before they
+ *   opened).
+ */
+import { fileURLToPath } from 'node:url'
+import { fork } from 'node:child_process'
+import { once } from 'node:events'
+import { agentDatabase, fakeModelProcess, gatewayApp } from '../lib/agent_app.ts'
+import { figure, percentile, printTable } from '../lib/report.ts'
+
+const TOKENS = Number(process.env.BENCH_TOKENS ?? 5000)
+const RATE = Number(process.env.BENCH_RATE ?? 1000)
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3)
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 500)
+const STREAM_TOKENS = Number(process.env.BENCH_STREAM_TOKENS ?? 100)
+const STREAM_RATE = Number(process.env.BENCH_STREAM_RATE ?? 20)
+
+interface StreamFigures {
+  delays: number[]
+  rate: number
+}
+
+const database = await agentDatabase()
+const fake = await fakeModelProcess()
+const http = await gatewayApp(database, fake.url)
+const client = fork(fileURLToPath(new URL('../lib/agent_stream_client.ts', import.meta.url)), {
+  execArgv: ['--import=@poppinss/ts-exec'],
+})
+await once(client, 'message')
+
+/** The gateway's heap and external memory after a full collection, in bytes */
+function memoryNow() {
+  globalThis.gc!()
+  const usage = process.memoryUsage()
+  return usage.heapUsed + usage.external
+}
+
+/**
+ * Opens `streams` streams of `tokens` deltas at `rate` a second through one
+ * path; `whileStreaming` runs once every stream has delivered a delta.
+ */
+async function round(
+  path: 'gateway' | 'direct',
+  streams: number,
+  tokens: number,
+  rate: number,
+  whileStreaming?: () => void
+): Promise<StreamFigures[]> {
+  const reply = { text: Array.from({ length: tokens }, () => 'x'), perSecond: rate, stamp: true }
+  await fake.reply(...Array.from({ length: streams }, () => reply))
+  client.send(
+    path === 'gateway'
+      ? { kind: 'gateway', url: http.url, streams }
+      : { kind: 'direct', modelUrl: fake.url, streams }
+  )
+  for (;;) {
+    const [answer] = (await once(client, 'message')) as [
+      { streaming?: true; streams?: StreamFigures[]; error?: string },
+    ]
+    if (answer.error !== undefined) throw new Error(`client: ${answer.error}`)
+    if (answer.streaming) whileStreaming?.()
+    if (answer.streams) return answer.streams
+  }
+}
+
+const delaysOf = (streams: StreamFigures[]) => streams.flatMap((stream) => stream.delays)
+const meanRate = (streams: StreamFigures[]) =>
+  streams.reduce((sum, stream) => sum + stream.rate, 0) / streams.length
+
+try {
+  // Warm both paths (JIT, connection pools) before anything is measured
+  await round('direct', 20, 50, 200)
+  await round('gateway', 20, 50, 200)
+
+  const single: Record<'gateway' | 'direct', StreamFigures[]> = { gateway: [], direct: [] }
+  for (let repeat = 0; repeat < REPEATS; repeat++) {
+    // Alternating which path goes first so a noisy moment colours both alike
+    const order =
+      repeat % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const)
+    for (const path of order) single[path].push(...(await round(path, 1, TOKENS, RATE)))
+  }
+  const singleRow = (path: 'gateway' | 'direct', name: string) => ({
+    'path': name,
+    'deltas/s (mean of runs)': figure(meanRate(single[path])),
+    'runs (deltas/s)': single[path].map((stream) => figure(stream.rate)).join(', '),
+    'delay p50': figure(percentile(delaysOf(single[path]), 50), ' ms'),
+    'delay p99': figure(percentile(delaysOf(single[path]), 99), ' ms'),
+  })
+  printTable(
+    `One stream of ${TOKENS.toLocaleString('en-US')} deltas paced at ${RATE.toLocaleString('en-US')}/s, ${REPEATS} runs each (SQLite, OpenAI wire on loopback)`,
+    [
+      singleRow('direct', 'AI SDK streamText (baseline)'),
+      singleRow('gateway', 'gateway POST /agent/chat'),
+      {
+        'path': 'ratio gateway / baseline',
+        'deltas/s (mean of runs)': figure(meanRate(single.gateway) / meanRate(single.direct), 'x'),
+        'runs (deltas/s)': '',
+        'delay p50': '',
+        'delay p99': '',
+      },
+    ]
+  )
+
+  const direct = await round('direct', STREAMS, STREAM_TOKENS, STREAM_RATE)
+  const gateway = await round('gateway', STREAMS, STREAM_TOKENS, STREAM_RATE)
+  // Memory in a round of its own: a full collection mid-stream would delay deliveries
+  const before = memoryNow()
+  let during = Number.NaN
+  await round('gateway', STREAMS, STREAM_TOKENS, STREAM_RATE, () => {
+    during = memoryNow()
+  })
+  const concurrentRow = (name: string, streams: StreamFigures[]) => ({
+    'path': name,
+    'deltas': delaysOf(streams).length.toLocaleString('en-US'),
+    'delay p50': figure(percentile(delaysOf(streams), 50), ' ms'),
+    'delay p99': figure(percentile(delaysOf(streams), 99), ' ms'),
+    'delay max': figure(Math.max(...delaysOf(streams)), ' ms'),
+    'deltas/s per stream': figure(meanRate(streams)),
+  })
+  printTable(
+    `${STREAMS} concurrent streams of ${STREAM_TOKENS} deltas at ${STREAM_RATE}/s each (the gateway on one instance)`,
+    [concurrentRow('AI SDK streamText (baseline)', direct), concurrentRow('gateway', gateway)]
+  )
+  console.log(
+    `  gateway memory per open stream (heap + external after a full GC, all ${STREAMS} flowing): ${figure((during - before) / STREAMS / 1024, ' KB')}`
+  )
+} finally {
+  client.kill()
+  await http.close()
+  fake.close()
+  await database.remove()
+}
