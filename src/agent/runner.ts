@@ -46,6 +46,17 @@ export class TurnRunner {
     this.#executor = new ToolExecutor(app, config.rolesPolicy, config.toolTimeoutMs)
   }
 
+  /**
+   * An unexpected failure is logged with the error's name and message only:
+   * a model API error carries the request body, the conversation itself.
+   */
+  async #reportFailure(runId: string, error: unknown) {
+    const { name, message } = (error ?? {}) as Partial<Error>
+    debug('run %s failed: %s %s', runId, name, message)
+    const logger: any = await this.#app.container.make('logger').catch(() => null)
+    logger?.error?.({ runId, error: { name, message } }, 'atrium agent: run failed')
+  }
+
   /** Tools of the agent's allow-list that the roles policy lets this actor use */
   async toolsFor(agent: ResolvedAgent, actor: AgentActor) {
     const allowed = new Map<string, ResolvedTool>()
@@ -161,7 +172,7 @@ export class TurnRunner {
         debug('run %s aborted', runId)
         return
       }
-      debug('run %s failed: %s', runId, (error as Error)?.name)
+      await this.#reportFailure(runId, error)
       await finish({ status: 'failed', errorCode: 'run_failed' }).catch(() => {})
       log.append({ event: 'error', data: { code: 'run_failed', message: 'The run failed' } })
     }

@@ -63,6 +63,9 @@ export class FakeModelServer {
       response.on('error', () => {})
       this.#handle(request, response).catch(() => response.destroy())
     })
+    // Node's 5 s default races the client's reuse of an idle socket on a loaded machine
+    // ("other side closed"); model APIs keep connections open far longer
+    this.#server.keepAliveTimeout = 60_000
   }
 
   /** Queues replies, answered in order; with none left the fake says "ok" */

@@ -114,20 +114,31 @@ test.group('Agent run resume and cancel', () => {
     assert.deepEqual(await again.json(), { aborted: false })
   })
 
-  test('a model connection cut mid-stream ends the run with event error run_failed', async ({
+  test('a model connection cut mid-stream ends the run with event error run_failed, logged', async ({
     assert,
   }) => {
-    const { chat, fake, manager } = await agentApp()
+    const { app, chat, fake, manager } = await agentApp()
+    const logger: any = await app.container.make('logger')
+    const errors: unknown[][] = []
+    logger.error = (...args: unknown[]) => errors.push(args)
     fake.reply({ text: ['half', 'rest'], cutAfter: 1 })
-    const { response, sse } = await chat({ message: 'go' })
+    const { response, sse } = await chat({ message: 'a secret question' })
     const frames = await sse.rest()
     assert.deepEqual(frames.at(-1), {
       id: String(frames.length),
       event: 'error',
       data: { code: 'run_failed', message: 'The run failed' },
     })
-    const run = await manager.config.store.findRun(response.headers.get('x-agent-run-id')!)
+    const runId = response.headers.get('x-agent-run-id')!
+    const run = await manager.config.store.findRun(runId)
     assert.include(run, { status: 'failed', errorCode: 'run_failed' })
+    // The operator sees why, never the conversation
+    assert.lengthOf(errors, 1)
+    const [fields, message] = errors[0] as [any, string]
+    assert.equal(message, 'atrium agent: run failed')
+    assert.equal(fields.runId, runId)
+    assert.equal(fields.error.name, 'AI_APICallError')
+    assert.notInclude(JSON.stringify(errors), 'secret question')
   })
 
   test('idle streams carry heartbeat comments at the configured interval', async ({ assert }) => {
