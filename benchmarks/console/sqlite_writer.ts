@@ -9,6 +9,8 @@
  * main thread's is the writer thread's (plus V8's helper threads, which the
  * figure includes). CPU time moves less with the machine's other load than
  * wall-clock time does; run it alternating with the build it is compared to.
+ * `BENCH_WITHOUT=search,indexes` drops the search index's insert trigger
+ * and/or the two secondary indexes after migrating, to see what each costs.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -27,6 +29,12 @@ const WARMUP = 2
 const directory = await mkdtemp(join(tmpdir(), 'atrium-bench-writer-'))
 const db = benchDatabase('sqlite', benchConnection('sqlite', directory, ''), directory)
 await migrateStubs(db, 'console')
+const without = (process.env.BENCH_WITHOUT ?? '').split(',')
+if (without.includes('search')) await db.rawQuery('DROP TRIGGER console_entries_search_insert')
+if (without.includes('indexes')) {
+  await db.rawQuery('DROP INDEX console_entries_type_id_index')
+  await db.rawQuery('DROP INDEX console_entries_batch_id_index')
+}
 const store = new LucidConsoleStore(db)
 if (!store.threaded) throw new Error('the store did not start its writer thread')
 
