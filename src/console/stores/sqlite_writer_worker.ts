@@ -54,15 +54,24 @@ function prepared(sql: string) {
 const KEPT_ROWS = 500
 
 /**
+ * Set when SQLite refuses to prepare a multi-row insert (a build whose
+ * variable limit is under a chunk's 5,500 values): chunks are unpacked from
+ * JSON from then on
+ */
+let valuesRefused = false
+
+/**
  * One multi-row insert of the rows (the columns as bulk_insert.ts orders
  * them): SQLite has no boolean, so the flag becomes 0 or 1, and the content
  * is stored as its JSON text. One statement per chunk, not one per row: each
  * statement flushes the search index's pending terms as a new segment. A
  * full chunk's statement is kept; a shorter one (a flush's last chunk) is
- * prepared for the flush, so the statements kept stay few.
+ * prepared for the flush, so the statements kept stay few. False when the
+ * statement cannot be prepared; nothing was written then.
  */
 function insertRows(head: string, rows: unknown[][]) {
-  if (rows.length === 0) return
+  if (valuesRefused) return false
+  if (rows.length === 0) return true
   const values: unknown[] = new Array(rows.length * 11)
   let at = 0
   for (const row of rows) {
@@ -79,8 +88,15 @@ function insertRows(head: string, rows: unknown[][]) {
     values[at++] = JSON.stringify(row[10]) ?? null
   }
   const sql = head + new Array(rows.length).fill('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')
-  const statement = rows.length === KEPT_ROWS ? prepared(sql) : db.prepare(sql)
+  let statement
+  try {
+    statement = rows.length === KEPT_ROWS ? prepared(sql) : db.prepare(sql)
+  } catch {
+    valuesRefused = true
+    return false
+  }
   statement.run(values)
+  return true
 }
 
 const CREATE_ROLLUP = `INSERT INTO console_rollups
@@ -151,7 +167,9 @@ parentPort!.on('message', (message: FlushMessage | DeleteMessage) => {
       }
       for (const chunk of message.chunks) {
         if (typeof chunk === 'string') prepared(message.sql.unpack).run(chunk)
-        else insertRows(message.sql.values, chunk)
+        else if (!insertRows(message.sql.values, chunk)) {
+          prepared(message.sql.unpack).run(JSON.stringify(chunk))
+        }
       }
       addRollups(message.rollups)
     }).immediate()
