@@ -1,9 +1,18 @@
 import { test } from '@japa/runner'
 import { consoleApp } from './helpers.ts'
-import { connectionConfig, dialect } from '../helpers.ts'
+import { connectionConfig, dialect, TMP_ROOT } from '../helpers.ts'
 import { stores, watchers } from '../../src/console/main.ts'
 import { entryId } from '../../src/console/ids.ts'
-import { INSERT_CHUNK } from '../../src/console/stores/bulk_insert.ts'
+import { createRequire } from 'node:module'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import {
+  INSERT_CHUNK,
+  rowChunks,
+  SQLITE_INSERT,
+  SQLITE_INSERT_VALUES,
+} from '../../src/console/stores/bulk_insert.ts'
+import { SqliteWriter } from '../../src/console/stores/sqlite_writer.ts'
 import type { LucidConsoleStore } from '../../src/console/stores/lucid.ts'
 import type { ConsoleEntry } from '../../src/console/types.ts'
 
@@ -103,6 +112,57 @@ test.group('Console storage', () => {
     const stored = await manager.store.find(odd.id)
     assert.deepEqual(stored?.content, { kept: 'yes', nested: {} })
     assert.deepEqual(await manager.store.find(plain.id), plain)
+  })
+
+  test('when SQLite refuses to prepare the multi-row insert, the writer thread unpacks the rows from JSON instead', async ({
+    assert,
+    cleanup,
+  }) => {
+    // a SQLite file of its own: the writer thread exists for SQLite files whatever DB runs the suite
+    const directory = await mkdtemp(join(TMP_ROOT, 'writer-'))
+    cleanup(async () => {
+      await rm(directory, { recursive: true, force: true })
+    })
+    const filename = join(directory, 'console.sqlite3')
+    const Database = createRequire(import.meta.url)('better-sqlite3')
+    const file = new Database(filename)
+    file.exec(`CREATE TABLE console_entries (id varchar(24) PRIMARY KEY, batch_id varchar(24) NOT NULL,
+      type varchar(16) NOT NULL, summary varchar(255) NOT NULL, status integer, method varchar(10),
+      duration_ms float, slow boolean NOT NULL, tags varchar(255) NOT NULL, created_at bigint NOT NULL,
+      content text NOT NULL)`)
+    const writer = SqliteWriter.forConnection('better-sqlite3', { filename })!
+    cleanup(async () => {
+      await writer.close()
+      file.close()
+    })
+    const written = [
+      entry(1),
+      entry(2, { type: 'request', status: 201, method: 'GET', slow: true }),
+    ]
+    // a table that does not exist stands in for a build whose variable limit refuses the statement
+    const refused = SQLITE_INSERT_VALUES.replace('console_entries', 'console_entries_elsewhere')
+    await writer.write({ values: refused, unpack: SQLITE_INSERT }, rowChunks(written))
+    await writer.write(
+      { values: SQLITE_INSERT_VALUES, unpack: SQLITE_INSERT },
+      rowChunks([entry(3)])
+    )
+
+    const rows = file.prepare('SELECT * FROM console_entries ORDER BY id').all()
+    assert.deepEqual(
+      rows.map((row: any) => [
+        row.type,
+        row.status,
+        row.method,
+        row.slow,
+        JSON.parse(row.content).index,
+      ]),
+      [
+        ['log', null, null, 0, 1],
+        ['request', 201, 'GET', 1, 2],
+        ['log', null, null, 0, 3],
+      ]
+    )
+    assert.deepEqual(JSON.parse(rows[0].content), written[0].content)
   })
 
   test('a write the database refuses rejects, on the writer thread too', async ({ assert }) => {

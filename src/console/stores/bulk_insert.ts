@@ -63,6 +63,14 @@ function rowOf(entry: ConsoleEntry) {
 /** The SQLite statement, for the writer thread */
 export const SQLITE_INSERT = UNPACK.sqlite
 
+/**
+ * The head of the writer thread's multi-row insert, which appends one
+ * `(?, …)` group per row: bound values cost SQLite less than unpacking the
+ * JSON array, where each of the eleven `->>` reads the row's element again
+ * (benchmarks/console/sqlite_writer.ts)
+ */
+export const SQLITE_INSERT_VALUES = `INSERT INTO ${TABLE} (${COLUMNS}) VALUES `
+
 /** Entries as rows of the unpacking statement, `INSERT_CHUNK` rows per chunk */
 export function rowChunks(entries: ConsoleEntry[]) {
   const chunks: unknown[][][] = []

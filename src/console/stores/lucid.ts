@@ -1,7 +1,13 @@
 import type { Database } from '@adonisjs/lucid/database'
 import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
 import ConsoleEntryModel from '../models/console_entry.ts'
-import { INSERT_CHUNK, insertEntries, rowChunks, SQLITE_INSERT } from './bulk_insert.ts'
+import {
+  INSERT_CHUNK,
+  insertEntries,
+  rowChunks,
+  SQLITE_INSERT,
+  SQLITE_INSERT_VALUES,
+} from './bulk_insert.ts'
 import { SqliteWriter } from './sqlite_writer.ts'
 import { addRollups, deleteRollupsBefore, readRollups, ROLLUPS_TABLE } from './lucid_rollups.ts'
 import { rollupsOf } from '../rollups/route_minute.ts'
@@ -133,7 +139,12 @@ export class LucidConsoleStore implements ConsoleStore {
   async write(entries: ConsoleEntry[]) {
     if (entries.length === 0) return
     const rollups = (await this.#rollupsTable()) ? rollupsOf(entries) : []
-    if (this.#writer) return this.#writer.write(SQLITE_INSERT, rowChunks(entries), rollups)
+    if (this.#writer)
+      return this.#writer.write(
+        { values: SQLITE_INSERT_VALUES, unpack: SQLITE_INSERT },
+        rowChunks(entries),
+        rollups
+      )
     const client = this.#client()
     // one statement is atomic on its own; more chunks, or rollups, share one transaction
     if (entries.length <= INSERT_CHUNK && rollups.length === 0) {

@@ -17,6 +17,14 @@ interface Reply {
   code?: string
 }
 
+/** The inserts of a flush (see bulk_insert.ts) */
+export interface WriterStatements {
+  /** `INSERT INTO … VALUES `, completed with a group of placeholders per row */
+  values: string
+  /** An insert whose one parameter is a chunk of rows as a JSON array */
+  unpack: string
+}
+
 /**
  * Deletes of a prune, each a bounded subquery over an index (`(type, id)`,
  * the primary key, the rollups' `minute`), as statements of the writer thread
@@ -115,15 +123,22 @@ export class SqliteWriter {
   }
 
   /**
-   * Writes the chunks (each the rows of one JSON parameter of `sql`) and adds
-   * the rollups, in one transaction. The rows go to the thread as they are and
-   * are turned into JSON there: the structured clone costs the app's thread
-   * less than a `JSON.stringify`. Recorded content is plain data (the watchers
-   * build it, and redaction turns anything else, `toJSON` included, into plain
-   * values); should a chunk hold something the clone refuses (a function), it
-   * is serialised here instead, as `JSON.stringify` would store it.
+   * Writes the chunks and adds the rollups, in one transaction: each chunk's
+   * rows as one multi-row insert (`sql.values` and a group of placeholders per
+   * row, the last value of a row its content as JSON). The rows go to the
+   * thread as they are and their content is turned into JSON there: the
+   * structured clone costs the app's thread less than a `JSON.stringify`.
+   * Recorded content is plain data (the watchers build it, and redaction turns
+   * anything else, `toJSON` included, into plain values); should a chunk hold
+   * something the clone refuses (a function), it is serialised here instead,
+   * as `JSON.stringify` would store it, and written by `sql.unpack`, whose one
+   * parameter is a chunk as a JSON array.
    */
-  async write(sql: string, chunks: unknown[][][], rollups: RouteMinute[] = []): Promise<void> {
+  async write(
+    sql: WriterStatements,
+    chunks: unknown[][][],
+    rollups: RouteMinute[] = []
+  ): Promise<void> {
     try {
       await this.#send({ kind: 'flush', sql, chunks, rollups })
     } catch (error) {

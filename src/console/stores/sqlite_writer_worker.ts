@@ -9,12 +9,13 @@
 import { createRequire } from 'node:module'
 import { parentPort, workerData } from 'node:worker_threads'
 import { addRollup, type RouteMinute } from '../rollups/route_minute.ts'
+import type { WriterStatements } from './sqlite_writer.ts'
 
 interface FlushMessage {
   kind: 'flush'
   seq: number
-  sql: string
-  /** The rows of each JSON parameter, or that parameter already serialised */
+  sql: WriterStatements
+  /** Rows, or rows already serialised as one JSON array (for `sql.unpack`) */
   chunks: (unknown[][] | string)[]
   rollups: RouteMinute[]
 }
@@ -47,6 +48,55 @@ function prepared(sql: string) {
     statements.set(sql, statement)
   }
   return statement
+}
+
+/** Rows of the one multi-row insert whose statement is kept, the size of a full chunk */
+const KEPT_ROWS = 500
+
+/**
+ * Set when SQLite refuses to prepare a multi-row insert (a build whose
+ * variable limit is under a chunk's 5,500 values): chunks are unpacked from
+ * JSON from then on
+ */
+let valuesRefused = false
+
+/**
+ * One multi-row insert of the rows (the columns as bulk_insert.ts orders
+ * them): SQLite has no boolean, so the flag becomes 0 or 1, and the content
+ * is stored as its JSON text. One statement per chunk, not one per row: each
+ * statement flushes the search index's pending terms as a new segment. A
+ * full chunk's statement is kept; a shorter one (a flush's last chunk) is
+ * prepared for the flush, so the statements kept stay few. False when the
+ * statement cannot be prepared; nothing was written then.
+ */
+function insertRows(head: string, rows: unknown[][]) {
+  if (valuesRefused) return false
+  if (rows.length === 0) return true
+  const values: unknown[] = new Array(rows.length * 11)
+  let at = 0
+  for (const row of rows) {
+    values[at++] = row[0]
+    values[at++] = row[1]
+    values[at++] = row[2]
+    values[at++] = row[3]
+    values[at++] = row[4] ?? null
+    values[at++] = row[5] ?? null
+    values[at++] = row[6] ?? null
+    values[at++] = row[7] ? 1 : 0
+    values[at++] = row[8]
+    values[at++] = row[9]
+    values[at++] = JSON.stringify(row[10]) ?? null
+  }
+  const sql = head + new Array(rows.length).fill('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')
+  let statement
+  try {
+    statement = rows.length === KEPT_ROWS ? prepared(sql) : db.prepare(sql)
+  } catch {
+    valuesRefused = true
+    return false
+  }
+  statement.run(values)
+  return true
 }
 
 const CREATE_ROLLUP = `INSERT INTO console_rollups
@@ -115,9 +165,11 @@ parentPort!.on('message', (message: FlushMessage | DeleteMessage) => {
         changes = deleteAndReclaim(message)
         return
       }
-      const statement = prepared(message.sql)
       for (const chunk of message.chunks) {
-        statement.run(typeof chunk === 'string' ? chunk : JSON.stringify(chunk))
+        if (typeof chunk === 'string') prepared(message.sql.unpack).run(chunk)
+        else if (!insertRows(message.sql.values, chunk)) {
+          prepared(message.sql.unpack).run(JSON.stringify(chunk))
+        }
       }
       addRollups(message.rollups)
     }).immediate()
