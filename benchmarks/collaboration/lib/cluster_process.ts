@@ -27,3 +27,33 @@ manager.attach(server)
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`PORT=${(server.address() as AddressInfo).port}\n`)
 })
+
+/**
+ * Phase tracing for the Automerge benchmark (`AUTOMERGE_TRACE=1`): `trace`
+ * starts recording when each writer's value lands in this instance's copy
+ * of a document (wall-clock ms), `traced` answers and clears the records.
+ */
+const landed: Array<[key: string, value: number, at: number]> = []
+process.on('message', async (message: any) => {
+  if (message?.cmd === 'trace') {
+    await manager.withLiveDocument({
+      docName: message.docName,
+      run: (handle) =>
+        handle.on('change', ({ patches }: { patches: any[] }) => {
+          const at = performance.timeOrigin + performance.now()
+          for (const patch of patches) {
+            if (
+              patch.action === 'put' &&
+              patch.path.length === 1 &&
+              typeof patch.value === 'number'
+            ) {
+              landed.push([patch.path[0], patch.value, at])
+            }
+          }
+        }),
+    })
+    process.send!({ id: message.id })
+  } else if (message?.cmd === 'traced') {
+    process.send!({ id: message.id, landed: landed.splice(0) })
+  }
+})
