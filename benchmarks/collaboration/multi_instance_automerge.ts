@@ -8,10 +8,11 @@
  * scenario is smaller than the Yjs one: 10 writers at 1 change/s each.
  * One warm-up round (not printed), then three repeats.
  * `AUTOMERGE_TRACE=1` also prints where deliveries wait: each value's
- * landing in the writer's instance and in the observer's (traced inside the
- * instances), so a delivery splits into client to instance, the Redis hop
- * (cross-instance only) and instance to observer, which holds the repo's
- * sync throttle.
+ * landing in the writer's instance and in the observer's, and the observer's
+ * instance's first socket write after it (traced inside the instances), so a
+ * delivery splits into client to instance, the Redis hop (cross-instance
+ * only), the repo's sync throttle (landing to send) and send to observer
+ * (the socket and the observer's own processing, in this process).
  *
  * npm run bench -- collaboration multi_instance
  */
@@ -76,6 +77,12 @@ async function startInstance(prefix: string, directory: string) {
 
 type Instance = Awaited<ReturnType<typeof startInstance>>
 
+/** What an instance recorded: each value's landing, each write to its sockets (wall-clock ms) */
+interface Traced {
+  landed: Array<[key: string, value: number, at: number]>
+  writes: number[]
+}
+
 /** One observed delivery: the writer's key and value, the observer's instance, when it arrived */
 interface Delivery {
   key: string
@@ -134,7 +141,11 @@ async function run(instances: Instance[], docName: string) {
     })
   }
   if (TRACE) {
-    await Promise.all(instances.map((instance) => instance.ask('trace', { docName })))
+    await Promise.all(
+      instances.map((instance) =>
+        instance.ask('trace', { docName, observers: OBSERVERS_PER_INSTANCE })
+      )
+    )
   }
   await sleep(500)
   const rate = WRITERS * CHANGES_PER_WRITER_PER_SECOND
@@ -167,12 +178,10 @@ async function run(instances: Instance[], docName: string) {
       repo.shutdown().catch(() => {})
     )
   )
-  const landed = TRACE
-    ? await Promise.all(
-        instances.map((instance) => instance.ask('traced').then((answer) => answer.landed))
-      )
+  const traced = TRACE
+    ? await Promise.all(instances.map((instance) => instance.ask('traced') as Promise<Traced>))
     : []
-  return { same, cross, deliveries, landed }
+  return { same, cross, deliveries, traced }
 }
 
 /**
@@ -181,36 +190,36 @@ async function run(instances: Instance[], docName: string) {
  * by its time origin): same-instance deliveries have two phases, cross-instance
  * ones three.
  */
-function phases(deliveries: Delivery[], landed: Array<Array<[string, number, number]>>) {
-  const landedAt = landed.map((records) => {
+function phases(deliveries: Delivery[], traced: Traced[]) {
+  const toLocal = (at: number) => at - performance.timeOrigin
+  const landedAt = traced.map(({ landed }) => {
     const byValue = new Map<string, number>()
-    for (const [key, value, at] of records) {
-      byValue.set(`${key}:${value}`, at - performance.timeOrigin)
+    for (const [key, value, at] of landed) {
+      byValue.set(`${key}:${value}`, toLocal(at))
     }
     return byValue
   })
-  const split = {
-    'same: client to instance': [] as number[],
-    'same: instance to observer': [] as number[],
-    'cross: client to instance': [] as number[],
-    'cross: Redis hop and apply': [] as number[],
-    'cross: instance to observer': [] as number[],
-  }
+  const writesOf = traced.map(({ writes }) => writes.map(toLocal).sort((a, b) => a - b))
+  /** The instance's first write to an observer after `at`: the repo's throttled send */
+  const sentAfter = (instance: number, at: number) =>
+    writesOf[instance].find((written) => written >= at)
+  const split: Record<string, number[]> = {}
+  const add = (phase: string, value: number) => (split[phase] ??= []).push(value)
   for (const { key, value, instance, at } of deliveries) {
     const writerInstance = Number(key.slice(1)) % 2
     const atWriter = landedAt[writerInstance].get(`${key}:${value}`)
     const atObserver = landedAt[instance].get(`${key}:${value}`)
-    if (atWriter === undefined || atObserver === undefined) {
+    const sent = atObserver === undefined ? undefined : sentAfter(instance, atObserver)
+    if (atWriter === undefined || atObserver === undefined || sent === undefined) {
       continue
     }
-    if (writerInstance === instance) {
-      split['same: client to instance'].push(atWriter - value)
-      split['same: instance to observer'].push(at - atObserver)
-    } else {
-      split['cross: client to instance'].push(atWriter - value)
-      split['cross: Redis hop and apply'].push(atObserver - atWriter)
-      split['cross: instance to observer'].push(at - atObserver)
+    const kind = writerInstance === instance ? 'same' : 'cross'
+    add(`${kind}: client to instance`, atWriter - value)
+    if (kind === 'cross') {
+      add('cross: Redis hop and apply', atObserver - atWriter)
     }
+    add(`${kind}: throttle (land to send)`, sent - atObserver)
+    add(`${kind}: send to observer`, at - sent)
   }
   return split
 }
@@ -232,7 +241,7 @@ try {
   )
   await run(started, 'typing-warm-up')
   for (let repeat = 1; repeat <= REPEATS; repeat++) {
-    const { same, cross, deliveries, landed } = await run(started, `typing-${repeat}`)
+    const { same, cross, deliveries, traced } = await run(started, `typing-${repeat}`)
     const figure = (values: number[], p: number) => percentile(values, p).toFixed(1)
     const difference = percentile(cross, 99) - percentile(same, 99)
     console.log(
@@ -241,7 +250,7 @@ try {
         ` | ${difference >= 0 ? '+' : ''}${difference.toFixed(1)} ms | ${loadavg()[0].toFixed(2)}`
     )
     if (TRACE) {
-      for (const [phase, values] of Object.entries(phases(deliveries, landed))) {
+      for (const [phase, values] of Object.entries(phases(deliveries, traced))) {
         console.log(
           `         ${phase.padEnd(28)} p50 ${figure(values, 50)} / p90 ${figure(values, 90)} / p99 ${figure(values, 99)} ms (${values.length})`
         )
