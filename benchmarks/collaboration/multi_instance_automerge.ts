@@ -30,7 +30,8 @@ import { signCollabToken } from '../../src/collaboration/tokens.ts'
 
 const WRITERS = 10
 const OBSERVERS_PER_INSTANCE = 2
-const CHANGES_PER_WRITER_PER_SECOND = 1
+/** `AUTOMERGE_WRITER_RATE=0.7` spaces changes 143 ms apart instead of the repo throttle's 100 */
+const CHANGES_PER_WRITER_PER_SECOND = Number(process.env.AUTOMERGE_WRITER_RATE ?? 1)
 const DURATION_MS = 6000
 const WARMUP_MS = 1000
 const REPEATS = 3
