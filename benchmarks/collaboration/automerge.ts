@@ -374,6 +374,19 @@ async function memory(kind: Kind) {
       perDoc / 1024,
       'lower'
     )
+    // external is nearly all Automerge's WebAssembly memory: its size is a high-water mark
+    record(
+      '  of which JS heap (KB)',
+      kind,
+      (after.heapUsed - before.heapUsed) / 100 / 1024,
+      'lower'
+    )
+    record(
+      '  of which external (KB)',
+      kind,
+      (after.external - before.external) / 100 / 1024,
+      'lower'
+    )
     clients.forEach((client) => client.close())
   })
 }

@@ -7,6 +7,12 @@
  * automerge-repo client costs far more CPU than a y-websocket one), so the
  * scenario is smaller than the Yjs one: 10 writers at 1 change/s each.
  * One warm-up round (not printed), then three repeats.
+ * `AUTOMERGE_TRACE=1` also prints where deliveries wait: each value's
+ * landing in the writer's instance and in the observer's, and the observer's
+ * instance's first socket write after it (traced inside the instances), so a
+ * delivery splits into client to instance, the Redis hop (cross-instance
+ * only), the repo's sync throttle (landing to send) and send to observer
+ * (the socket and the observer's own processing, in this process).
  *
  * npm run bench -- collaboration multi_instance
  */
@@ -24,10 +30,12 @@ import { signCollabToken } from '../../src/collaboration/tokens.ts'
 
 const WRITERS = 10
 const OBSERVERS_PER_INSTANCE = 2
-const CHANGES_PER_WRITER_PER_SECOND = 1
+/** `AUTOMERGE_WRITER_RATE=0.7` spaces changes 143 ms apart instead of the repo throttle's 100 */
+const CHANGES_PER_WRITER_PER_SECOND = Number(process.env.AUTOMERGE_WRITER_RATE ?? 1)
 const DURATION_MS = 6000
 const WARMUP_MS = 1000
 const REPEATS = 3
+const TRACE = process.env.AUTOMERGE_TRACE === '1'
 
 const entry = fileURLToPath(new URL('./lib/cluster_process.ts', import.meta.url))
 const now = () => performance.now()
@@ -51,7 +59,37 @@ async function startInstance(prefix: string, directory: string) {
     })
     child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)))
   })
-  return { child, port }
+  let nextId = 0
+  const ask = (cmd: string, extra: Record<string, unknown> = {}) => {
+    const id = ++nextId
+    return new Promise<any>((resolve) => {
+      const listener = (message: any) => {
+        if (message?.id === id) {
+          child.off('message', listener)
+          resolve(message)
+        }
+      }
+      child.on('message', listener)
+      child.send({ cmd, id, ...extra })
+    })
+  }
+  return { child, port, ask }
+}
+
+type Instance = Awaited<ReturnType<typeof startInstance>>
+
+/** What an instance recorded: each value's landing, each write to its sockets (wall-clock ms) */
+interface Traced {
+  landed: Array<[key: string, value: number, at: number]>
+  writes: number[]
+}
+
+/** One observed delivery: the writer's key and value, the observer's instance, when it arrived */
+interface Delivery {
+  key: string
+  value: number
+  instance: number
+  at: number
 }
 
 async function connect(port: number, docName: string) {
@@ -73,13 +111,15 @@ function percentile(values: number[], p: number) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
 }
 
-async function run(ports: number[], docName: string) {
+async function run(instances: Instance[], docName: string) {
+  const ports = instances.map(({ port }) => port)
   const writers: Array<{ repo: Repo; handle: DocHandle<Record<string, number>> }> = []
   for (let index = 0; index < WRITERS; index++) {
     writers.push(await connect(ports[index % 2], docName))
   }
   const same: number[] = []
   const cross: number[] = []
+  const deliveries: Delivery[] = []
   let measuring = false
   const observers: Repo[] = []
   for (let index = 0; index < OBSERVERS_PER_INSTANCE * 2; index++) {
@@ -96,9 +136,17 @@ async function run(ports: number[], docName: string) {
         seen.set(key, value)
         if (measuring) {
           ;(Number(key.slice(1)) % 2 === instance ? same : cross).push(at - value)
+          deliveries.push({ key, value, instance, at })
         }
       }
     })
+  }
+  if (TRACE) {
+    await Promise.all(
+      instances.map((instance) =>
+        instance.ask('trace', { docName, observers: OBSERVERS_PER_INSTANCE })
+      )
+    )
   }
   await sleep(500)
   const rate = WRITERS * CHANGES_PER_WRITER_PER_SECOND
@@ -131,7 +179,50 @@ async function run(ports: number[], docName: string) {
       repo.shutdown().catch(() => {})
     )
   )
-  return { same, cross }
+  const traced = TRACE
+    ? await Promise.all(instances.map((instance) => instance.ask('traced') as Promise<Traced>))
+    : []
+  return { same, cross, deliveries, traced }
+}
+
+/**
+ * Splits each delivery at the value's landing in the writer's instance and
+ * in the observer's (wall-clock times, so this process's `now()` is shifted
+ * by its time origin): same-instance deliveries have two phases, cross-instance
+ * ones three.
+ */
+function phases(deliveries: Delivery[], traced: Traced[]) {
+  const toLocal = (at: number) => at - performance.timeOrigin
+  const landedAt = traced.map(({ landed }) => {
+    const byValue = new Map<string, number>()
+    for (const [key, value, at] of landed) {
+      byValue.set(`${key}:${value}`, toLocal(at))
+    }
+    return byValue
+  })
+  const writesOf = traced.map(({ writes }) => writes.map(toLocal).sort((a, b) => a - b))
+  /** The instance's first write to an observer after `at`: the repo's throttled send */
+  const sentAfter = (instance: number, at: number) =>
+    writesOf[instance].find((written) => written >= at)
+  const split: Record<string, number[]> = {}
+  const add = (phase: string, value: number) => (split[phase] ??= []).push(value)
+  for (const { key, value, instance, at } of deliveries) {
+    const writerInstance = Number(key.slice(1)) % 2
+    const atWriter = landedAt[writerInstance].get(`${key}:${value}`)
+    const atObserver = landedAt[instance].get(`${key}:${value}`)
+    const sent = atObserver === undefined ? undefined : sentAfter(instance, atObserver)
+    if (atWriter === undefined || atObserver === undefined || sent === undefined) {
+      continue
+    }
+    const kind = writerInstance === instance ? 'same' : 'cross'
+    add(`${kind}: client to instance`, atWriter - value)
+    if (kind === 'cross') {
+      add('cross: Redis hop and apply', atObserver - atWriter)
+    }
+    add(`${kind}: throttle (land to send)`, sent - atObserver)
+    add(`${kind}: send to observer`, at - sent)
+  }
+  return split
 }
 
 const prefix = `atrium:bench:cluster:${randomUUID()}:`
@@ -141,7 +232,7 @@ const directories = [
 ]
 const started = await Promise.all(directories.map((directory) => startInstance(prefix, directory)))
 const children: ChildProcess[] = started.map(({ child }) => child)
-const ports = started.map(({ port }) => port)
+
 try {
   console.log(
     `Automerge: ${WRITERS} writers (${CHANGES_PER_WRITER_PER_SECOND} change/s each) on one document, half on each of two instances; ${OBSERVERS_PER_INSTANCE} observers per instance`
@@ -149,9 +240,9 @@ try {
   console.log(
     'repeat | same-instance p50 / p99 | cross-instance p50 / p99 | p99 difference | load (1 min)'
   )
-  await run(ports, 'typing-warm-up')
+  await run(started, 'typing-warm-up')
   for (let repeat = 1; repeat <= REPEATS; repeat++) {
-    const { same, cross } = await run(ports, `typing-${repeat}`)
+    const { same, cross, deliveries, traced } = await run(started, `typing-${repeat}`)
     const figure = (values: number[], p: number) => percentile(values, p).toFixed(1)
     const difference = percentile(cross, 99) - percentile(same, 99)
     console.log(
@@ -159,6 +250,13 @@ try {
         ` | ${figure(cross, 50)} / ${figure(cross, 99)} ms (${cross.length})`.padEnd(30) +
         ` | ${difference >= 0 ? '+' : ''}${difference.toFixed(1)} ms | ${loadavg()[0].toFixed(2)}`
     )
+    if (TRACE) {
+      for (const [phase, values] of Object.entries(phases(deliveries, traced))) {
+        console.log(
+          `         ${phase.padEnd(28)} p50 ${figure(values, 50)} / p90 ${figure(values, 90)} / p99 ${figure(values, 99)} ms (${values.length})`
+        )
+      }
+    }
     await sleep(500)
   }
 } finally {
