@@ -6,15 +6,17 @@
  * delivery delay and each stream's rate.
  *
  * - One stream at 1,000 deltas a second, gateway beside direct, repeated.
- * - Many concurrent streams on one instance (500 by default): delivery
- *   p50/p99 beside as many direct streams; then, in a round of its own, the
+ * - Many concurrent streams on one instance (500 by default, 10 deltas a
+ *   second each): delivery p50/p99 once every stream flows, beside as many
+ *   direct streams (in one process, the AI SDK's own cost per stream), and
+ *   how long until every stream flowed; then, in a round of its own, the
  *   gateway process's memory per open stream (heap and external after a
- *   full GC once every stream flows, against the same figure before they
- *   opened).
+ *   full GC once every stream flows, against the same app once they ended).
  */
 import { fileURLToPath } from 'node:url'
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
+import { performance } from 'node:perf_hooks'
 import { agentDatabase, fakeModelProcess, gatewayApp } from '../lib/agent_app.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
@@ -23,7 +25,7 @@ const RATE = Number(process.env.BENCH_RATE ?? 1000)
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3)
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 500)
 const STREAM_TOKENS = Number(process.env.BENCH_STREAM_TOKENS ?? 100)
-const STREAM_RATE = Number(process.env.BENCH_STREAM_RATE ?? 20)
+const STREAM_RATE = Number(process.env.BENCH_STREAM_RATE ?? 10)
 
 interface StreamFigures {
   delays: number[]
@@ -50,26 +52,31 @@ function memoryNow() {
  * path; `whileStreaming` runs once every stream has delivered a delta.
  */
 async function round(
-  path: 'gateway' | 'direct',
+  path: 'gateway' | 'direct' | { gateway: string },
   streams: number,
   tokens: number,
   rate: number,
   whileStreaming?: () => void
-): Promise<StreamFigures[]> {
+): Promise<StreamFigures[] & { allFlowingMs: number }> {
   const reply = { text: Array.from({ length: tokens }, () => 'x'), perSecond: rate, stamp: true }
   await fake.reply(...Array.from({ length: streams }, () => reply))
   client.send(
-    path === 'gateway'
-      ? { kind: 'gateway', url: http.url, streams }
-      : { kind: 'direct', modelUrl: fake.url, streams }
+    path === 'direct'
+      ? { kind: 'direct', modelUrl: fake.url, streams }
+      : { kind: 'gateway', url: path === 'gateway' ? http.url : path.gateway, streams }
   )
+  const sent = performance.now()
+  let allFlowingMs = Number.NaN
   for (;;) {
     const [answer] = (await once(client, 'message')) as [
       { streaming?: true; streams?: StreamFigures[]; error?: string },
     ]
     if (answer.error !== undefined) throw new Error(`client: ${answer.error}`)
-    if (answer.streaming) whileStreaming?.()
-    if (answer.streams) return answer.streams
+    if (answer.streaming) {
+      allFlowingMs = performance.now() - sent
+      whileStreaming?.()
+    }
+    if (answer.streams) return Object.assign(answer.streams, { allFlowingMs })
   }
 }
 
@@ -113,15 +120,22 @@ try {
 
   const direct = await round('direct', STREAMS, STREAM_TOKENS, STREAM_RATE)
   const gateway = await round('gateway', STREAMS, STREAM_TOKENS, STREAM_RATE)
-  // Memory in a round of its own: a full collection mid-stream would delay deliveries
-  const before = memoryNow()
+  // Memory in a round of its own, on an app that forgets finished runs after a second (they
+  // are kept 5 minutes for resumes by default): what every stream holds while all flow, against
+  // the same app once they all ended and were forgotten. A full collection mid-stream would
+  // delay deliveries, so this round's delays are not counted.
+  const forgetful = await gatewayApp(database, fake.url, { sse: { retainFinishedMs: 1000 } })
   let during = Number.NaN
-  await round('gateway', STREAMS, STREAM_TOKENS, STREAM_RATE, () => {
+  await round({ gateway: forgetful.url }, STREAMS, STREAM_TOKENS, STREAM_RATE, () => {
     during = memoryNow()
   })
-  const concurrentRow = (name: string, streams: StreamFigures[]) => ({
+  await new Promise((resolve) => setTimeout(resolve, 2500))
+  const after = memoryNow()
+  await forgetful.close()
+  const concurrentRow = (name: string, streams: Awaited<ReturnType<typeof round>>) => ({
     'path': name,
-    'deltas': delaysOf(streams).length.toLocaleString('en-US'),
+    'all flowing after': figure(streams.allFlowingMs, ' ms'),
+    'deltas once all flow': delaysOf(streams).length.toLocaleString('en-US'),
     'delay p50': figure(percentile(delaysOf(streams), 50), ' ms'),
     'delay p99': figure(percentile(delaysOf(streams), 99), ' ms'),
     'delay max': figure(Math.max(...delaysOf(streams)), ' ms'),
@@ -132,7 +146,7 @@ try {
     [concurrentRow('AI SDK streamText (baseline)', direct), concurrentRow('gateway', gateway)]
   )
   console.log(
-    `  gateway memory per open stream (heap + external after a full GC, all ${STREAMS} flowing): ${figure((during - before) / STREAMS / 1024, ' KB')}`
+    `  gateway memory per open stream (heap + external after a full GC, all ${STREAMS} flowing, against the same app once they ended): ${figure((during - after) / STREAMS / 1024, ' KB')}`
   )
 } finally {
   client.kill()

@@ -9,10 +9,13 @@
  * - Redis log (`sinks.redis`): two instances on one database and one Redis,
  *   the run on A, the reconnect on B.
  *
- * The reader runs in the benchmark's process, beside the apps.
+ * The reconnecting reader runs in a process of its own
+ * (benchmarks/lib/agent_resume_client.ts).
  */
 import { randomUUID } from 'node:crypto'
-import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+import { fork } from 'node:child_process'
+import { once } from 'node:events'
 import { sinks } from '../../src/agent/main.ts'
 import { SERVICES } from '../../tests/helpers.ts'
 import { SseReader, type SseFrame } from '../../tests/sse_client.ts'
@@ -35,12 +38,26 @@ const redisSink = sinks.redis({ url: REDIS_URL, prefix })
 const a = await gatewayApp(database, fake.url, { sse, sink: redisSink })
 const b = await gatewayApp(database, fake.url, { sse, sink: redisSink })
 
+const reader = fork(fileURLToPath(new URL('../lib/agent_resume_client.ts', import.meta.url)), {
+  execArgv: ['--import=@poppinss/ts-exec'],
+})
+await once(reader, 'message')
+
 const key = (frame: SseFrame) => `${frame.id}|${frame.event ?? ''}|${JSON.stringify(frame.data)}`
 
-function resume(url: string, runId: string, lastEventId?: string) {
-  return fetch(`${url}/agent/chat/${runId}/stream${lastEventId ? '' : '?after=0'}`, {
-    headers: lastEventId ? { ...headers, 'last-event-id': lastEventId } : headers,
-  })
+/** The whole run from its start, read here */
+function readFromStart(url: string, runId: string) {
+  return fetch(`${url}/agent/chat/${runId}/stream?after=0`, { headers })
+}
+
+/** The reconnect, from the reader's process */
+async function reconnectFrom(url: string, runId: string, lastEventId: string) {
+  reader.send({ url, runId, lastEventId })
+  const [answer] = (await once(reader, 'message')) as [
+    { frames: SseFrame[]; firstMs: number; allMs: number; error?: string },
+  ]
+  if (answer.error !== undefined) throw new Error(`reader: ${answer.error}`)
+  return answer
 }
 
 /**
@@ -63,15 +80,9 @@ async function reconnect(runOn: string, resumeOn: string) {
   controller.abort()
 
   // The whole run, read from its start once it ended: the reference
-  const whole = await new SseReader(await resume(runOn, runId)).rest()
-  const lastSeen = seen.at(-1)!.id!
-
-  const start = performance.now()
-  const replay = new SseReader(await resume(resumeOn, runId, lastSeen))
-  const first = await replay.next()
-  const firstMs = performance.now() - start
-  const replayed = [first!, ...(await replay.rest())].filter((frame) => frame.id !== undefined)
-  const allMs = performance.now() - start
+  const whole = await new SseReader(await readFromStart(runOn, runId)).rest()
+  const { frames, firstMs, allMs } = await reconnectFrom(resumeOn, runId, seen.at(-1)!.id!)
+  const replayed = frames.filter((frame) => frame.id !== undefined)
 
   const missing = whole.filter((frame) => frame.id !== undefined && Number(frame.id) > CUT)
   const exact =
@@ -122,6 +133,7 @@ try {
     process.exitCode = 1
   }
 } finally {
+  reader.kill()
   await b.close()
   await a.close()
   await single.close()

@@ -6,7 +6,8 @@
  * model, it reads every delta, whose text is the monotonic clock of the
  * model's write (the fake's `stamp`), and answers per stream the delivery
  * delays and the delta rate. `{ streaming: true }` goes out once every stream
- * has delivered its first delta.
+ * has delivered its first delta; only the deltas after that moment count in
+ * the delays (the relay of flowing streams, not the queue of turns starting).
  */
 import { performance } from 'node:perf_hooks'
 import { streamText } from 'ai'
@@ -26,20 +27,26 @@ interface StreamFigures {
 /** Reads one stream; `onDelta` gets each delta's stamp */
 type Reader = (onDelta: (stamp: string) => void) => Promise<void>
 
-async function readStream(read: Reader, firstDelta: () => void): Promise<StreamFigures> {
+async function readStream(
+  read: Reader,
+  firstDelta: () => void,
+  counting: () => boolean
+): Promise<StreamFigures> {
   const delays: number[] = []
+  let deltas = 0
   let first = Number.NaN
   let last = Number.NaN
   await read((stamp) => {
     const now = process.hrtime.bigint()
-    delays.push(Number(now - BigInt(stamp)) / 1e6)
+    if (counting()) delays.push(Number(now - BigInt(stamp)) / 1e6)
+    deltas++
     last = performance.now()
     if (Number.isNaN(first)) {
       first = last
       firstDelta()
     }
   })
-  const rate = delays.length > 1 ? ((delays.length - 1) * 1000) / (last - first) : Number.NaN
+  const rate = deltas > 1 ? ((deltas - 1) * 1000) / (last - first) : Number.NaN
   return { delays, rate }
 }
 
@@ -86,13 +93,15 @@ process.on('message', async (job: Job) => {
     const firstDelta = () => {
       if (++started === job.streams) process.send!({ streaming: true })
     }
+    const counting = () => started === job.streams
     const streams = await Promise.all(
       Array.from({ length: job.streams }, (_, index) =>
         readStream(
           job.kind === 'gateway'
             ? gatewayReader(job.url, `bench-${index}`)
             : directReader(job.modelUrl),
-          firstDelta
+          firstDelta,
+          counting
         )
       )
     )

@@ -88,10 +88,18 @@ export function streamRunLog(ctx: HttpContext, log: RunReader | null, options: S
       unsubscribe()
       resolve()
     }
+    // The headers, the preamble and the first piece leave together; later pieces as they fill
+    let corked = true
+    const uncork = () => {
+      if (!corked) return
+      corked = false
+      socket?.uncork()
+    }
     const writePiece = () => {
       if (!piece) return
       response.write(piece)
       piece = ''
+      uncork()
     }
     response.on('error', close)
     response.on('close', close)
@@ -118,7 +126,7 @@ export function streamRunLog(ctx: HttpContext, log: RunReader | null, options: S
     replaying = false
     writePiece()
     maxBuffered = Math.max(MAX_BUFFERED_BYTES, response.writableLength * 2)
-    socket?.uncork()
+    uncork()
     if (closed) unsubscribe()
   })
 }
