@@ -185,6 +185,7 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
       const client = await Client.joined(`${harness.url}/doc`)
       client.send(message)
       assert.equal(await client.closed, 4400, `message ${Array.from(message)}`)
+      assert.equal(client.closeReason, 'malformed message')
     }
     const a = await Client.joined(`${harness.url}/doc`)
     const b = await Client.joined(`${harness.url}/doc`)
@@ -202,6 +203,7 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     broken.send(syncFrame(new Uint8Array([1, 1, 200, 1, 0, 4, 9, 9])))
     writer.type('good')
     assert.equal(await broken.closed, 4400)
+    assert.equal(broken.closeReason, 'malformed message')
     await waitFor(() => watcher.text() === 'good')
     assert.isUndefined(writer.closeCode)
   })
@@ -247,6 +249,7 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     const watcher = await Client.joined(`${harness.url}/doc`)
     writer.type('x'.repeat(300))
     assert.equal(await writer.closed, 4413)
+    assert.equal(writer.closeReason, 'document too large')
     const small = await Client.joined(`${harness.url}/doc`)
     small.type('small')
     await waitFor(() => watcher.text() === 'small')
