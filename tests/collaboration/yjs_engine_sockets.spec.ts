@@ -232,6 +232,7 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     try {
       const client = await Client.open(`${harness.url}/doc`)
       assert.equal(await client.closed, 4500)
+      assert.equal(client.closeReason, 'document could not be loaded')
       assert.deepEqual(reported, ['storage loadDocument doc'])
       assert.isFalse(harness.engine.hasLiveDocument('doc'))
       await Client.joined(`${harness.url}/doc`)
@@ -318,6 +319,21 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     assert.deepEqual(harness.left, ['1'])
   })
 
+  test('a client leaving while another stays writes nothing', async ({ assert }) => {
+    harness = await startEngine()
+    const a = await Client.joined(`${harness.url}/doc`)
+    const b = await Client.joined(`${harness.url}/doc`)
+    a.type('kept')
+    await waitFor(() => b.text() === 'kept')
+    await b.close()
+    await waitFor(() => harness.left.length === 1)
+    // a round trip of the one left: an unload's flush would have started by then
+    a.sendStep1()
+    await a.next('step2')
+    assert.deepEqual(harness.storage.calls, [])
+    assert.deepEqual(harness.engine.openDocuments(), ['doc'])
+  })
+
   test('the last client leaving stores the document and unloads it', async ({ assert }) => {
     harness = await startEngine()
     const a = await Client.joined(`${harness.url}/doc`)
@@ -335,6 +351,35 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     const c = await Client.joined(`${harness.url}/doc`)
     c.sendStep1(EMPTY_STATE_VECTOR)
     await waitFor(() => c.text() === 'kept')
+  })
+
+  test('a client connecting while the last one’s changes are stored joins the reloaded document', async ({
+    assert,
+  }) => {
+    harness = await startEngine()
+    const a = await Client.joined(`${harness.url}/doc`)
+    a.type('kept')
+    const first = await harness.engine.acquire('doc')
+    await waitFor(() => first.storage.dirty)
+    let write!: () => void
+    harness.storage.gate = new Promise<void>((resolve) => (write = resolve))
+    await a.close()
+    await waitFor(() => harness.storage.calls.length === 1)
+    // the unload's store is held: this client waits for it, then loads the document again
+    const b = await Client.open(`${harness.url}/doc`)
+    write()
+    await b.next('step1')
+    b.sendStep1(EMPTY_STATE_VECTOR)
+    await waitFor(() => b.text() === 'kept')
+    // one room: a third client sees the second's edit
+    const c = await Client.joined(`${harness.url}/doc`)
+    c.sendStep1(EMPTY_STATE_VECTOR)
+    await waitFor(() => c.text() === 'kept')
+    b.type('!')
+    await waitFor(() => c.text() === 'kept!')
+    assert.deepEqual(harness.engine.openDocuments(), ['doc'])
+    assert.equal(harness.engine.connectionCount('doc'), 2)
+    assert.deepEqual(harness.storage.loads, ['doc', 'doc'])
   })
 
   test('close resolves once every document is stored', async ({ assert }) => {
@@ -361,8 +406,14 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     await waitFor(() => one.storage.dirty && two.storage.dirty)
     harness.storage.failures = 1
     await assert.rejects(() => harness.engine.close(), /Could not store/)
+    const writes = harness.storage.calls.length
     assert.equal(await a.closed, 1001)
+    assert.equal(a.closeReason, 'server shutting down')
     assert.equal(await b.closed, 1001)
+    // the sockets leaving a closed engine start no unload: nothing is written after close
+    await waitFor(() => harness.left.length === 2)
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(harness.storage.calls.length, writes)
     assert.deepEqual(harness.engine.openDocuments(), [])
     const texts = [await harness.storage.storedText('one'), await harness.storage.storedText('two')]
     assert.sameMembers(
