@@ -131,6 +131,38 @@ test.group('Yjs document content: diff', () => {
     assert.deepEqual(diffStrings('abc', 'a1b2c3'), { added: 3, removed: 0 })
   })
 
+  test('the counts are those of the longest common subsequence', ({ assert }) => {
+    /** Characters of `a` and `b` outside a longest common subsequence, by dynamic programming */
+    const expected = (a: string, b: string) => {
+      let previous = new Array<number>(b.length + 1).fill(0)
+      for (const char of a) {
+        const row = [0]
+        for (let j = 1; j <= b.length; j++) {
+          row[j] = char === b[j - 1] ? previous[j - 1] + 1 : Math.max(previous[j], row[j - 1])
+        }
+        previous = row
+      }
+      const common = previous[b.length]
+      return { added: b.length - common, removed: a.length - common }
+    }
+    // pairs where a wrong step direction or a lost diagonal gives more edits
+    const pairs: Array<[string, string]> = [
+      ['accabbab', 'abbcaaa'],
+      ['cbbcca', 'bcaccbc'],
+      ['babcccc', 'acccabbc'],
+      ['babcbaba', 'bcbaccbb'],
+      ['cccbb', 'bca'],
+      ['cbbab', 'bcaab'],
+    ]
+    // and every pair of strings of up to three letters over "ab"
+    const words = ['']
+    for (const word of words) if (word.length < 3) words.push(`${word}a`, `${word}b`)
+    for (const a of words) for (const b of words) pairs.push([a, b])
+    for (const [a, b] of pairs) {
+      assert.deepEqual(diffStrings(a, b), expected(a, b), `"${a}" -> "${b}"`)
+    }
+  })
+
   test('past maxEdits the whole middles count', ({ assert }) => {
     assert.deepEqual(diffStrings('xabcdy', 'xacbdy', 1), { added: 2, removed: 2 })
     assert.deepEqual(diffStrings('xabcdy', 'xacbdy', 2), { added: 1, removed: 1 })

@@ -35,6 +35,9 @@ test.group('Yjs engine over sockets: awareness', (group) => {
     const late = await Client.joined(`${harness.url}/doc`)
     const snapshot = await late.next('awareness')
     assert.deepEqual(snapshot.entries, relayed.entries)
+    // the sender is still served: its own sync step 1 is answered
+    a.sendStep1()
+    await a.next('step2')
     // an awareness query (type 3) is answered with the snapshot
     late.send(new Uint8Array([3]))
     const answer = await late.next('awareness', 2)
@@ -49,6 +52,7 @@ test.group('Yjs engine over sockets: awareness', (group) => {
     const a = await Client.joined(`${harness.url}/doc`)
     a.send(awarenessFrame([[1, 1, JSON.stringify({ name: 'x'.repeat(100) })]]))
     assert.equal(await a.closed, 4413)
+    assert.equal(a.closeReason, 'awareness over its limits')
   })
 
   test('more client ids than maxAwarenessClients closes with 4413, after relaying those within', async ({
@@ -117,6 +121,8 @@ test.group('Yjs engine without sockets', (group) => {
     const storage = new RecordingStorage()
     await storage.appendUpdate('doc', stateWith('log only'))
     harness = await startEngine({ storage })
+    // not open: read from storage, the empty state left out of the merge
+    assert.equal(harness.engine.textOf(await harness.engine.getDocumentState('doc')), 'log only')
     const room = await harness.engine.acquire('doc')
     assert.equal(room.doc.getText('t').toString(), 'log only')
     assert.equal(harness.engine.textOf(await harness.engine.getDocumentState('other')), '')

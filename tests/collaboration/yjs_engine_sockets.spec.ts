@@ -185,6 +185,7 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
       const client = await Client.joined(`${harness.url}/doc`)
       client.send(message)
       assert.equal(await client.closed, 4400, `message ${Array.from(message)}`)
+      assert.equal(client.closeReason, 'malformed message')
     }
     const a = await Client.joined(`${harness.url}/doc`)
     const b = await Client.joined(`${harness.url}/doc`)
@@ -202,6 +203,7 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     broken.send(syncFrame(new Uint8Array([1, 1, 200, 1, 0, 4, 9, 9])))
     writer.type('good')
     assert.equal(await broken.closed, 4400)
+    assert.equal(broken.closeReason, 'malformed message')
     await waitFor(() => watcher.text() === 'good')
     assert.isUndefined(writer.closeCode)
   })
@@ -230,6 +232,7 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     try {
       const client = await Client.open(`${harness.url}/doc`)
       assert.equal(await client.closed, 4500)
+      assert.equal(client.closeReason, 'document could not be loaded')
       assert.deepEqual(reported, ['storage loadDocument doc'])
       assert.isFalse(harness.engine.hasLiveDocument('doc'))
       await Client.joined(`${harness.url}/doc`)
@@ -247,9 +250,27 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     const watcher = await Client.joined(`${harness.url}/doc`)
     writer.type('x'.repeat(300))
     assert.equal(await writer.closed, 4413)
+    assert.equal(writer.closeReason, 'document too large')
     const small = await Client.joined(`${harness.url}/doc`)
     small.type('small')
     await waitFor(() => watcher.text() === 'small')
+  })
+
+  test('a value overwritten again and again is measured near the cap, not refused', async ({
+    assert,
+  }) => {
+    harness = await startEngine({ limits: { maxDocumentBytes: 200 } })
+    const writer = await Client.joined(`${harness.url}/doc`)
+    const watcher = await Client.joined(`${harness.url}/doc`)
+    // each update is about 65 bytes and counts in full; the old values are garbage
+    // collected, so the document stays near 75 bytes: the fourth passes the bound and fits
+    for (let round = 1; round <= 4; round++) {
+      const before = Y.encodeStateVector(writer.doc)
+      writer.doc.getMap('m').set('k', `${round}`.repeat(40))
+      writer.send(syncFrame(Y.encodeStateAsUpdate(writer.doc, before)))
+      await waitFor(() => watcher.doc.getMap('m').get('k') === `${round}`.repeat(40))
+    }
+    assert.isUndefined(writer.closeCode)
   })
 
   test('updates queued in one batch count against maxDocumentBytes together', async ({
@@ -297,11 +318,15 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     assert,
   }) => {
     const storage = new RecordingStorage()
-    harness = await startEngine({ storage, debounce: 20 })
+    // no debounced write: the close's flush is the first, whatever the machine's load
+    harness = await startEngine({ storage })
     const client = await Client.joined(`${harness.url}/doc`)
     client.type('precious')
-    await waitFor(() => harness.engine.hasLiveDocument('doc'))
+    const room = await harness.engine.acquire('doc')
+    await waitFor(() => room.storage.dirty)
     storage.failures = 1
+    // a failed write is retried after the debounce
+    harness.host.debounce = 20
     await client.close()
     // the final flush failed: the room stays loaded, then a retry stores and unloads it
     await waitFor(() => storage.calls.length >= 1)
@@ -313,6 +338,21 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     await waitFor(() => !harness.engine.hasLiveDocument('doc'), 5000)
     assert.equal(await storage.storedText('doc'), 'precious')
     assert.deepEqual(harness.left, ['1'])
+  })
+
+  test('a client leaving while another stays writes nothing', async ({ assert }) => {
+    harness = await startEngine()
+    const a = await Client.joined(`${harness.url}/doc`)
+    const b = await Client.joined(`${harness.url}/doc`)
+    a.type('kept')
+    await waitFor(() => b.text() === 'kept')
+    await b.close()
+    await waitFor(() => harness.left.length === 1)
+    // a round trip of the one left: an unload's flush would have started by then
+    a.sendStep1()
+    await a.next('step2')
+    assert.deepEqual(harness.storage.calls, [])
+    assert.deepEqual(harness.engine.openDocuments(), ['doc'])
   })
 
   test('the last client leaving stores the document and unloads it', async ({ assert }) => {
@@ -332,6 +372,35 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     const c = await Client.joined(`${harness.url}/doc`)
     c.sendStep1(EMPTY_STATE_VECTOR)
     await waitFor(() => c.text() === 'kept')
+  })
+
+  test('a client connecting while the last one’s changes are stored joins the reloaded document', async ({
+    assert,
+  }) => {
+    harness = await startEngine()
+    const a = await Client.joined(`${harness.url}/doc`)
+    a.type('kept')
+    const first = await harness.engine.acquire('doc')
+    await waitFor(() => first.storage.dirty)
+    let write!: () => void
+    harness.storage.gate = new Promise<void>((resolve) => (write = resolve))
+    await a.close()
+    await waitFor(() => harness.storage.calls.length === 1)
+    // the unload's store is held: this client waits for it, then loads the document again
+    const b = await Client.open(`${harness.url}/doc`)
+    write()
+    await b.next('step1')
+    b.sendStep1(EMPTY_STATE_VECTOR)
+    await waitFor(() => b.text() === 'kept')
+    // one room: a third client sees the second's edit
+    const c = await Client.joined(`${harness.url}/doc`)
+    c.sendStep1(EMPTY_STATE_VECTOR)
+    await waitFor(() => c.text() === 'kept')
+    b.type('!')
+    await waitFor(() => c.text() === 'kept!')
+    assert.deepEqual(harness.engine.openDocuments(), ['doc'])
+    assert.equal(harness.engine.connectionCount('doc'), 2)
+    assert.deepEqual(harness.storage.loads, ['doc', 'doc'])
   })
 
   test('close resolves once every document is stored', async ({ assert }) => {
@@ -358,8 +427,14 @@ test.group('Yjs engine over sockets: hostile messages and failures', (group) => 
     await waitFor(() => one.storage.dirty && two.storage.dirty)
     harness.storage.failures = 1
     await assert.rejects(() => harness.engine.close(), /Could not store/)
+    const writes = harness.storage.calls.length
     assert.equal(await a.closed, 1001)
+    assert.equal(a.closeReason, 'server shutting down')
     assert.equal(await b.closed, 1001)
+    // the sockets leaving a closed engine start no unload: nothing is written after close
+    await waitFor(() => harness.left.length === 2)
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(harness.storage.calls.length, writes)
     assert.deepEqual(harness.engine.openDocuments(), [])
     const texts = [await harness.storage.storedText('one'), await harness.storage.storedText('two')]
     assert.sameMembers(

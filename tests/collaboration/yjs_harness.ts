@@ -235,6 +235,8 @@ function decodeMessage(data: Uint8Array): Received {
 export class Client {
   readonly received: Received[] = []
   closeCode?: number
+  /** The reason the server gave with its close code */
+  closeReason?: string
   readonly closed: Promise<number>
   readonly doc = new Y.Doc()
 
@@ -248,8 +250,9 @@ export class Client {
       }
     })
     this.closed = new Promise((resolve) =>
-      socket.on('close', (code) => {
+      socket.on('close', (code, reason) => {
         this.closeCode = code
+        this.closeReason = reason.toString()
         resolve(code)
       })
     )

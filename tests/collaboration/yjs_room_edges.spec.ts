@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import * as Y from 'yjs'
 import * as decoding from 'lib0/decoding'
-import { awarenessUpdate } from '../../src/collaboration/engines/yjs/awareness.ts'
+import { awarenessFrame, awarenessUpdate } from '../../src/collaboration/engines/yjs/awareness.ts'
 import {
   REMOTE_ORIGIN,
   type Connection,
@@ -63,6 +63,7 @@ test.group('Yjs room edges', (group) => {
     assert.equal(broadcasts, 1)
     // still fresh: nothing expires
     room.expireRemoteAwareness(60_000)
+    assert.equal(room.awareness.size, 1)
     room.expireRemoteAwareness(-1)
     const expired = await client.next('awareness', 2)
     assert.deepEqual(expired.entries, [{ clientId: 40, clock: 4, state: 'null' }])
@@ -78,6 +79,8 @@ test.group('Yjs room edges', (group) => {
     room.onAwarenessBroadcast = () => broadcasts++
     room.applyRemoteAwareness(awarenessUpdate([[40, 3, 'null']]))
     room.expireRemoteAwareness(-1)
+    // a broadcast scheduled by either would run at the end of this turn
+    await new Promise((resolve) => setImmediate(resolve))
     // a marker through the same window: a broadcast of a real change
     room.applyRemoteAwareness(awarenessUpdate([[41, 1, '{}']]))
     await waitFor(() => broadcasts > 0)
@@ -110,15 +113,98 @@ test.group('Yjs room edges', (group) => {
     const storage = new RecordingStorage()
     let load!: () => void
     storage.loadGate = new Promise<void>((resolve) => (load = resolve))
-    harness = await startEngine({ storage })
+    // asked once the storage load returned nothing: the room is built right after
+    let seeded = false
+    harness = await startEngine({
+      storage,
+      seed: async () => {
+        seeded = true
+        return null
+      },
+    })
     const client = await Client.open(`${harness.url}/doc`)
     await waitFor(() => storage.loads.length === 1)
     await client.close()
-    await waitFor(() => harness.left.length === 0 && harness.sessions.length === 1)
     load()
-    await waitFor(() => !harness.engine.hasLiveDocument('doc') && storage.loads.length === 1)
+    await waitFor(() => seeded)
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.isFalse(harness.engine.hasLiveDocument('doc'))
+    assert.lengthOf(storage.loads, 1)
     assert.deepEqual(harness.joined, [])
     assert.deepEqual(harness.engine.openDocuments(), [])
+  })
+
+  test('presence of other instances is not capped by maxAwarenessClients', async ({ assert }) => {
+    harness = await startEngine({ limits: { maxAwarenessClients: 2 } })
+    const client = await Client.joined(`${harness.url}/doc`)
+    const room = await harness.engine.acquire('doc')
+    // each instance caps its own clients; together they may hold more
+    room.applyRemoteAwareness(
+      awarenessUpdate([
+        [40, 1, '{}'],
+        [41, 1, '{}'],
+        [42, 1, '{}'],
+      ])
+    )
+    const relayed = await client.next('awareness')
+    assert.deepEqual(
+      relayed.entries.map((entry) => entry.clientId),
+      [40, 41, 42]
+    )
+  })
+
+  test('a client that reconnects after its presence was removed is relayed again', async ({
+    assert,
+  }) => {
+    harness = await startEngine()
+    const watcher = await Client.joined(`${harness.url}/doc`)
+    const first = await Client.joined(`${harness.url}/doc`)
+    first.send(awarenessFrame([[7, 1, '{"name":"ada"}']]))
+    await watcher.next('awareness')
+    await first.close()
+    const removal = await watcher.next('awareness', 2)
+    assert.deepEqual(removal.entries, [{ clientId: 7, clock: 2, state: 'null' }])
+    // the same client id from a connection that joined after the removal
+    const again = await Client.joined(`${harness.url}/doc`)
+    again.send(awarenessFrame([[7, 3, '{"name":"ada"}']]))
+    const back = await watcher.next('awareness', 3)
+    assert.deepEqual(back.entries, [{ clientId: 7, clock: 3, state: '{"name":"ada"}' }])
+  })
+
+  test('the last client leaving with its presence set unloads the room; its removal goes to no one', async ({
+    assert,
+  }) => {
+    harness = await startEngine()
+    const client = await Client.joined(`${harness.url}/doc`)
+    client.send(awarenessFrame([[7, 1, '{}']]))
+    const room = await harness.engine.acquire('doc')
+    await waitFor(() => room.awareness.size === 1)
+    let broadcasts = 0
+    room.onAwarenessBroadcast = () => broadcasts++
+    await client.close()
+    await waitFor(() => !harness.engine.hasLiveDocument('doc'))
+    // the removal's broadcast, scheduled before the unload, runs on a destroyed room
+    await waitFor(() => broadcasts === 1)
+    assert.equal(room.awareness.size, 0)
+  })
+
+  test('messages past the connection budget close it with 4429', async ({ assert }) => {
+    harness = await startEngine({ limits: { messagesPerSecond: 5, messageBurst: 5 } })
+    const client = await Client.joined(`${harness.url}/doc`)
+    // auth messages: ignored by the room, counted all the same
+    for (let index = 0; index < 10; index++) client.send(new Uint8Array([2, 0]))
+    assert.equal(await client.closed, 4429)
+    assert.equal(client.closeReason, 'too many messages')
+  })
+
+  test('awareness queries past their budget close the connection with 4429', async ({ assert }) => {
+    // a burst of five queries at one a second
+    harness = await startEngine({ limits: { awarenessQueriesPerSecond: 1 } })
+    const client = await Client.joined(`${harness.url}/doc`)
+    for (let index = 0; index < 7; index++) client.send(new Uint8Array([3]))
+    assert.equal(await client.closed, 4429)
+    assert.equal(client.closeReason, 'too many awareness queries')
+    assert.lengthOf(client.of('awareness'), 5)
   })
 })
 
@@ -216,10 +302,54 @@ test.group('Yjs room without sockets', (group) => {
     const room = await harness.engine.acquire('doc')
     const a = fakeConnection(room, 1)
     const docA = new Y.Doc()
-    for (let index = 0; index < 511; index++) room.receive(a.connection, updateFrom(docA, 'x'))
-    assert.equal(room.doc.getText('t').length, 0, 'queued until the delivery')
+    // a batch delivered first: the count starts again from zero after it
     room.receive(a.connection, updateFrom(docA, 'x'))
-    assert.equal(room.doc.getText('t').length, 512)
+    room.deliver()
+    for (let index = 0; index < 511; index++) room.receive(a.connection, updateFrom(docA, 'x'))
+    assert.equal(room.doc.getText('t').length, 1, 'queued until the delivery')
+    room.receive(a.connection, updateFrom(docA, 'x'))
+    assert.equal(room.doc.getText('t').length, 513)
     assert.deepEqual(a.closes, [])
+  })
+
+  test('updates received in one turn are delivered once, in one frame', async ({ assert }) => {
+    harness = await startEngine()
+    const room = await harness.engine.acquire('doc')
+    const a = fakeConnection(room, 1)
+    const b = fakeConnection(room, 2)
+    let deliveries = 0
+    const deliver = room.deliver.bind(room)
+    room.deliver = () => {
+      deliveries++
+      deliver()
+    }
+    const docA = new Y.Doc()
+    room.receive(a.connection, updateFrom(docA, 'one'))
+    room.receive(a.connection, updateFrom(docA, 'two'))
+    await waitFor(() => b.updates.length > 0)
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(deliveries, 1)
+    assert.lengthOf(b.updates, 1)
+    assert.equal(b.text(), 'onetwo')
+  })
+
+  test('presence changes received in one turn are broadcast once; a change of nothing is not', async ({
+    assert,
+  }) => {
+    harness = await startEngine()
+    const room = await harness.engine.acquire('doc')
+    const a = fakeConnection(room, 1)
+    let broadcasts = 0
+    room.onAwarenessBroadcast = () => broadcasts++
+    // the removal of an id nobody has: nothing to broadcast
+    room.receive(a.connection, Buffer.from(awarenessFrame([[9, 1, 'null']])))
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(broadcasts, 0)
+    room.receive(a.connection, Buffer.from(awarenessFrame([[7, 1, '{}']])))
+    room.receive(a.connection, Buffer.from(awarenessFrame([[8, 1, '{}']])))
+    await waitFor(() => broadcasts > 0)
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(broadcasts, 1)
+    assert.equal(room.awareness.size, 2)
   })
 })

@@ -286,6 +286,38 @@ test.group('Segment probes', () => {
         ({ sql }) => sql
       ),
       ['?? IS NULL AND ?? < ?']
+    ) // the NULL block of a three-column keyset: one seek per column after the lead
+    const three = [
+      seek('shipped_at', 'asc', { nullable: true, few: true }),
+      seek('amount', 'desc'),
+      seek('id', 'desc'),
+    ]
+    assert.deepEqual(
+      segmentProbes(three, { kind: 'nullsAfter', values: [null, 50, 3] }, bindAsIs).map(
+        ({ sql }) => sql
+      ),
+      ['?? IS NULL AND ?? = ? AND ?? < ?', '?? IS NULL AND ?? < ?']
+    )
+  })
+
+  test('the after segment of a nullable descending lead leaves out its NULLs; a nullable ascending column is bounded', ({
+    assert,
+  }) => {
+    // the NULLs of the lead are a segment of their own: no IS NULL here
+    const nullable = [seek('shipped_at', 'desc', { nullable: true }), seek('id', 'desc')]
+    assert.equal(
+      keysetPredicate(nullable, { kind: 'after', values: ['2025-01-01', 3] }, bindAsIs).sql,
+      '?? <= ? AND (?? < ? OR (?? = ? AND ?? < ?))'
+    )
+    // ascending, a nullable column's NULLs come first, before any cursor value: the bound keeps every row after it
+    const tie = [
+      seek('status', 'asc', { few: true }),
+      seek('shipped_at', 'asc', { nullable: true }),
+      seek('id', 'asc'),
+    ]
+    assert.equal(
+      keysetPredicate(tie, { kind: 'tie', values: ['paid', '2025-01-01', 3] }, bindAsIs).sql,
+      '?? = ? AND ?? >= ? AND (?? > ? OR (?? = ? AND ?? > ?))'
     )
   })
 })

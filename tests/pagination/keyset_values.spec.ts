@@ -56,11 +56,12 @@ test.group('Keyset cursor values', () => {
     const values = extractCursorValues(row, [
       column('title', { column: 'posts.title' }),
       column('createdAt', { column: 'posts.created_at' }),
+      column('created', { column: 'created_at' }),
       column('nothing', { column: 'posts.nothing' }),
       { field: 'id', direction: 'asc' } as KeysetColumn,
       { field: 'unnamed', direction: 'asc' } as KeysetColumn,
     ])
-    assert.deepEqual(values, ['b', 5, null, 3, null])
+    assert.deepEqual(values, ['b', 5, 5, null, 3, null])
   })
 
   test('a field present but undefined is not looked up under the column name', ({ assert }) => {

@@ -154,9 +154,11 @@ export class YjsRoom {
    * Yjs encodes the batch as one update, no merge needed), then broadcasts.
    */
   deliver() {
-    this.#deliveryScheduled = false
     const start = performance.now()
     this.applyIncoming()
+    // cleared once the batch is applied: its own 'update' event is broadcast
+    // below, not by a second, empty delivery
+    this.#deliveryScheduled = false
     this.broadcast()
     this.#updateWindow.ran(start, performance.now())
   }
