@@ -155,10 +155,14 @@ export class YjsRoom {
    */
   deliver() {
     const start = performance.now()
-    this.applyIncoming()
-    // cleared once the batch is applied: its own 'update' event is broadcast
-    // below, not by a second, empty delivery
-    this.#deliveryScheduled = false
+    try {
+      this.applyIncoming()
+    } finally {
+      // cleared once the batch is applied (its own 'update' event is broadcast
+      // below, not by a second, empty delivery), and even if applying threw,
+      // so a failure never stops the room's deliveries
+      this.#deliveryScheduled = false
+    }
     this.broadcast()
     this.#updateWindow.ran(start, performance.now())
   }
