@@ -86,7 +86,8 @@ export class YjsRoom {
   /** The one connection that wrote the pending batch, null when several (or the server) did */
   #origin: Connection | null | undefined
   #deliveryScheduled = false
-  #updateWindow = new AdaptiveWindow(3, UPDATE_WINDOW_CAP_MS)
+  // 1.5: the spacing the published latency figures were measured with (see docs/collaboration.md)
+  #updateWindow = new AdaptiveWindow(1.5, UPDATE_WINDOW_CAP_MS)
   #awarenessScheduled = false
   #awarenessWindow = new AdaptiveWindow(3, AWARENESS_WINDOW_CAP_MS)
   #fullState?: Uint8Array
