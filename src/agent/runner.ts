@@ -49,12 +49,17 @@ export class TurnRunner {
   /**
    * An unexpected failure is logged with the error's name and message only:
    * a model API error carries the request body, the conversation itself.
+   * Never throws: the run must still be recorded and its stream ended.
    */
   async #reportFailure(runId: string, error: unknown) {
     const { name, message } = (error ?? {}) as Partial<Error>
     debug('run %s failed: %s %s', runId, name, message)
-    const logger: any = await this.#app.container.make('logger').catch(() => null)
-    logger?.error?.({ runId, error: { name, message } }, 'atrium agent: run failed')
+    try {
+      const logger: any = await this.#app.container.make('logger')
+      logger.error({ runId, error: { name, message } }, 'atrium agent: run failed')
+    } catch {
+      // no logger, or one that throws: the debug line above is all there is
+    }
   }
 
   /** Tools of the agent's allow-list that the roles policy lets this actor use */

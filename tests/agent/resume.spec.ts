@@ -141,6 +141,25 @@ test.group('Agent run resume and cancel', () => {
     assert.notInclude(JSON.stringify(errors), 'secret question')
   })
 
+  test('a logger that throws while reporting a failed run still lets the run end', async ({
+    assert,
+  }) => {
+    const { app, chat, fake, manager } = await agentApp()
+    const logger: any = await app.container.make('logger')
+    logger.error = () => {
+      throw new Error('logger down')
+    }
+    fake.reply({ text: ['half', 'rest'], cutAfter: 1 })
+    const { response, sse } = await chat({ message: 'go' })
+    const frames = await sse.rest()
+    assert.deepInclude(frames.at(-1), {
+      event: 'error',
+      data: { code: 'run_failed', message: 'The run failed' },
+    })
+    const run = await manager.config.store.findRun(response.headers.get('x-agent-run-id')!)
+    assert.include(run, { status: 'failed', errorCode: 'run_failed' })
+  })
+
   test('idle streams carry heartbeat comments at the configured interval', async ({ assert }) => {
     const { chat, fake } = await agentApp({ config: { sse: { heartbeatMs: 20 } } })
     fake.reply({ text: ['a', 'b'], stallAfter: 1 })
