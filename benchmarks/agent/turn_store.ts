@@ -5,36 +5,23 @@
  * beside the same calls through knex (`preparedStatements: false`),
  * interleaved in one process so a noisy moment colours both alike.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { randomUUID } from 'node:crypto'
 import { Database } from '@adonisjs/lucid/database'
 import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import { Emitter } from '@adonisjs/core/events'
 import { AppFactory } from '@adonisjs/core/factories/app'
-import { connectionConfig } from '../../tests/helpers.ts'
-import { migrateStubs } from '../../tests/migration_stubs.ts'
 import { LucidAgentStore } from '../../src/agent/main.ts'
+import { agentDatabase } from '../lib/agent_app.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000)
-const directory = await mkdtemp(join(tmpdir(), 'atrium-turn-store-'))
-const sqlite: any = connectionConfig('sqlite', directory)
-sqlite.pool = {
-  afterCreate: (connection: any, done: any) => {
-    connection.pragma('journal_mode = WAL')
-    connection.pragma('synchronous = NORMAL')
-    done(null, connection)
-  },
-}
+const database = await agentDatabase()
 const db = new Database(
-  { connection: 'sqlite', connections: { sqlite } } as any,
+  database.database as any,
   new LoggerFactory().create(),
-  new Emitter(new AppFactory().create(pathToFileURL(`${directory}/`)))
+  new Emitter(new AppFactory().create(pathToFileURL(`${database.directory}/`)))
 )
-await migrateStubs(db, 'agent')
 const stores = {
   prepared: new LucidAgentStore(db),
   lucid: new LucidAgentStore(db, undefined, { preparedStatements: false }),
@@ -74,4 +61,4 @@ printTable(`The store's part of a turn before the model call, ${RUNS} turns each
   },
 ])
 await db.manager.closeAll()
-await rm(directory, { recursive: true, force: true })
+await database.remove()

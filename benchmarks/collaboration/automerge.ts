@@ -16,6 +16,7 @@ import { Repo, type DocHandle, type PeerId } from '@automerge/automerge-repo'
 import { WebSocketClientAdapter } from '@automerge/automerge-repo-network-websocket'
 import { automergeDocumentId } from '../../src/collaboration/engines/automerge/document_id.ts'
 import { signCollabToken } from '../../src/collaboration/tokens.ts'
+import { childAsker } from './lib/child_asker.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
 type Kind = 'atrium' | 'automerge-repo'
@@ -72,20 +73,7 @@ async function startServer(kind: Kind): Promise<Server> {
     })
     child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)))
   })
-  let nextId = 0
-  const ask = (cmd: string) => {
-    const id = ++nextId
-    return new Promise<any>((resolve) => {
-      const listener = (message: any) => {
-        if (message?.id === id) {
-          child.off('message', listener)
-          resolve(message)
-        }
-      }
-      child.on('message', listener)
-      child.send({ cmd, id })
-    })
-  }
+  const ask = childAsker(child)
   return {
     kind,
     port,

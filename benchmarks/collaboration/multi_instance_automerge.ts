@@ -27,6 +27,7 @@ import { Repo, type DocHandle, type PeerId } from '@automerge/automerge-repo'
 import { WebSocketClientAdapter } from '@automerge/automerge-repo-network-websocket'
 import { automergeDocumentId } from '../../src/collaboration/engines/automerge/document_id.ts'
 import { signCollabToken } from '../../src/collaboration/tokens.ts'
+import { childAsker } from './lib/child_asker.ts'
 
 const WRITERS = 10
 const OBSERVERS_PER_INSTANCE = 2
@@ -59,20 +60,7 @@ async function startInstance(prefix: string, directory: string) {
     })
     child.once('exit', (code) => reject(new Error(`instance exited with ${code}`)))
   })
-  let nextId = 0
-  const ask = (cmd: string, extra: Record<string, unknown> = {}) => {
-    const id = ++nextId
-    return new Promise<any>((resolve) => {
-      const listener = (message: any) => {
-        if (message?.id === id) {
-          child.off('message', listener)
-          resolve(message)
-        }
-      }
-      child.on('message', listener)
-      child.send({ cmd, id, ...extra })
-    })
-  }
+  const ask = childAsker(child)
   return { child, port, ask }
 }
 

@@ -10,8 +10,6 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { defineConfig as bodyParserConfig } from '@adonisjs/core/bodyparser'
-import { BodyParserMiddleware } from '@adonisjs/bodyparser/bodyparser_middleware'
 import { Database } from '@adonisjs/lucid/database'
 import { LoggerFactory } from '@adonisjs/core/factories/logger'
 import { Emitter } from '@adonisjs/core/events'
@@ -20,6 +18,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import { connectionConfig } from '../../tests/helpers.ts'
 import { migrateStubs } from '../../tests/migration_stubs.ts'
 import type { FakeReply } from '../../tests/agent/fake_model.ts'
+import { useBodyParser } from '../../tests/agent/helpers.ts'
 import { actors, defineConfig, type AgentConfigInput } from '../../src/agent/main.ts'
 import { bootHttpApp } from './http_app.ts'
 
@@ -103,17 +102,6 @@ export function gatewayApp(
         ...config,
       }),
     },
-    routes: (router) => {
-      const parserConfig = bodyParserConfig({})
-      router.use([
-        async () => ({
-          default: class extends BodyParserMiddleware {
-            constructor() {
-              super(parserConfig as any)
-            }
-          },
-        }),
-      ])
-    },
+    routes: useBodyParser,
   })
 }

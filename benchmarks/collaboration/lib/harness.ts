@@ -7,6 +7,7 @@
  * process can offer tens of thousands of updates per second.
  */
 import { fork, type ChildProcess } from 'node:child_process'
+import { childAsker } from './child_asker.ts'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
@@ -61,23 +62,14 @@ export async function startServer(kind: ServerKind, mode = 'storage'): Promise<R
     })
     child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)))
   })
-  let nextId = 0
+  const ask = childAsker(child)
   return {
     kind,
     port,
     child,
-    stats() {
-      const id = ++nextId
-      return new Promise((resolve) => {
-        const listener = (message: any) => {
-          if (message?.id === id) {
-            child.off('message', listener)
-            resolve({ ...message, at: performance.now() })
-          }
-        }
-        child.on('message', listener)
-        child.send({ cmd: 'stats', id })
-      })
+    async stats() {
+      const message = await ask('stats')
+      return { ...message, at: performance.now() }
     },
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve))
