@@ -36,7 +36,20 @@ export function entryId(at?: number): string {
   if (at !== undefined) {
     return `${Math.floor(at).toString(16).padStart(12, '0')}${randomHex(6)}`
   }
-  let now = Date.now()
+  return sequentialId(Date.now())
+}
+
+/** The character codes of each byte value's two hex digits, high digit first */
+const HEX_CODES = Uint8Array.from(HEX.join(''), (digit) => digit.charCodeAt(0))
+
+/**
+ * The next id of the monotonic sequence for the clock reading `now` (the
+ * recorder reads the clock once for an entry's id and its time). The twelve
+ * digits after the time are one `String.fromCharCode`: a `toString(16)`, a
+ * `padStart` and a concatenation per digit pair allocated several strings per
+ * id, and ids are made five times per recorded request.
+ */
+export function sequentialId(now: number): string {
   if (now <= lastMs) {
     sequence++
     now = lastMs
@@ -48,9 +61,34 @@ export function entryId(at?: number): string {
     timeHexMs = now
     timeHex = now.toString(16).padStart(12, '0')
   }
-  const time = timeHex
-  const seq = (sequence & 0xffffff).toString(16).padStart(6, '0')
-  return `${time}${seq}${randomHex(3)}`
+  if (poolOffset + 3 > POOL.length) {
+    randomFillSync(POOL)
+    poolOffset = 0
+  }
+  const high = ((sequence >>> 16) & 0xff) * 2
+  const middle = ((sequence >>> 8) & 0xff) * 2
+  const low = (sequence & 0xff) * 2
+  const first = POOL[poolOffset] * 2
+  const second = POOL[poolOffset + 1] * 2
+  const third = POOL[poolOffset + 2] * 2
+  poolOffset += 3
+  return (
+    timeHex +
+    String.fromCharCode(
+      HEX_CODES[high],
+      HEX_CODES[high + 1],
+      HEX_CODES[middle],
+      HEX_CODES[middle + 1],
+      HEX_CODES[low],
+      HEX_CODES[low + 1],
+      HEX_CODES[first],
+      HEX_CODES[first + 1],
+      HEX_CODES[second],
+      HEX_CODES[second + 1],
+      HEX_CODES[third],
+      HEX_CODES[third + 1]
+    )
+  )
 }
 
 /** The smallest id recorded at or after `ms`: ids below it are older */

@@ -2,7 +2,7 @@ import type { Logger } from '@adonisjs/core/logger'
 import { batchStorage, IGNORED_BATCH, RecordingBatch } from './batch.ts'
 import debug from './debug.ts'
 import { publishConsoleEvent } from './events.ts'
-import { entryId } from './ids.ts'
+import { entryId, sequentialId } from './ids.ts'
 import type { ConsoleStore } from './stores/contract.ts'
 import type { ConsoleEntry, ResolvedConsoleConfig } from './types.ts'
 
@@ -80,8 +80,9 @@ export class ConsoleRecorder {
     }
     // named fields, one shape for every watcher's entries: a spread of their differently
     // shaped objects is a generic copy on every recorded query and log line
+    const now = Date.now()
     const full: ConsoleEntry = {
-      id: entry.id ?? entryId(),
+      id: entry.id ?? sequentialId(now),
       batchId: batch?.id ?? '',
       type: entry.type,
       summary: entry.summary,
@@ -90,7 +91,7 @@ export class ConsoleRecorder {
       durationMs: entry.durationMs,
       slow: entry.slow,
       tags: entry.tags,
-      createdAt: Date.now(),
+      createdAt: now,
       content: entry.content,
     }
     if (!batch) {
@@ -221,14 +222,34 @@ export class ConsoleRecorder {
   }
 }
 
+/** Past this many queries in a batch, repeats are looked for by grouping rather than pairwise */
+const PAIRWISE_QUERIES = 16
+
 /**
  * Marks queries repeated with the same SQL and bindings. Bindings are only
- * compared among queries that share their SQL, which is the rare case.
+ * compared among queries that share their SQL, which is the rare case: a
+ * batch of a few queries is checked pair by pair first, without building the
+ * groups, and most have no repeated SQL.
  */
 function markDuplicates(entries: ConsoleEntry[]) {
   let queries = 0
-  for (const entry of entries) if (entry.type === 'query') queries++
-  if (queries < 2) return
+  let repeated = false
+  for (let index = 0; index < entries.length && !repeated; index++) {
+    if (entries[index].type !== 'query') continue
+    if (++queries > PAIRWISE_QUERIES) {
+      repeated = true
+      break
+    }
+    const sql = entries[index].content.sql
+    for (let before = 0; before < index; before++) {
+      const other = entries[before]
+      if (other.type === 'query' && other.content.sql === sql) {
+        repeated = true
+        break
+      }
+    }
+  }
+  if (!repeated) return
   const bySql = new Map<unknown, ConsoleEntry[]>()
   for (const entry of entries) {
     if (entry.type !== 'query') continue
