@@ -19,7 +19,7 @@ import { HttpContextFactory, RequestFactory } from '@adonisjs/core/factories/htt
 import { resolveConsoleConfig } from '../../src/console/define_config.ts'
 import { ConsoleRecorder } from '../../src/console/recorder.ts'
 import { rollupsOf } from '../../src/console/rollups/route_minute.ts'
-import { rowChunks } from '../../src/console/stores/bulk_insert.ts'
+import { flatChunks } from '../../src/console/stores/bulk_insert.ts'
 import { MemoryConsoleStore } from '../../src/console/stores/memory.ts'
 import type { ConsoleEntry } from '../../src/console/types.ts'
 import { LogWatcher } from '../../src/console/watchers/log_watcher.ts'
@@ -56,7 +56,7 @@ class WriterThreadStore extends MemoryConsoleStore {
   }
   async write(entries: ConsoleEntry[]) {
     rollupsOf(entries)
-    const rows = rowChunks(entries)
+    const rows = flatChunks(entries)
     writerThread.postMessage(this.serialiseHere ? rows.map((chunk) => JSON.stringify(chunk)) : rows)
     const [length] = await once(writerThread, 'message')
     this.serialised += length

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   INSERT_CHUNK,
-  rowChunks,
+  flatChunks,
   SQLITE_INSERT,
   SQLITE_INSERT_VALUES,
 } from '../../src/console/stores/bulk_insert.ts'
@@ -141,10 +141,10 @@ test.group('Console storage', () => {
     ]
     // a table that does not exist stands in for a build whose variable limit refuses the statement
     const refused = SQLITE_INSERT_VALUES.replace('console_entries', 'console_entries_elsewhere')
-    await writer.write({ values: refused, unpack: SQLITE_INSERT }, rowChunks(written))
+    await writer.write({ values: refused, unpack: SQLITE_INSERT }, flatChunks(written))
     await writer.write(
       { values: SQLITE_INSERT_VALUES, unpack: SQLITE_INSERT },
-      rowChunks([entry(3)])
+      flatChunks([entry(3)])
     )
 
     const rows = file.prepare('SELECT * FROM console_entries ORDER BY id').all()

@@ -1,6 +1,7 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { prepareTags } from '../models/console_entry.ts'
 import type { ConsoleEntry } from '../types.ts'
+import { ROW_WIDTH } from './flat_rows.ts'
 
 /** Rows per insert statement inside a flush's transaction */
 export const INSERT_CHUNK = 500
@@ -43,21 +44,26 @@ const DIALECTS: Record<string, keyof typeof UNPACK> = {
   'mysql': 'mysql',
 }
 
+/** Writes `entry`'s row into `values` from `at`, one value per column of `COLUMNS` */
+function putRow(values: unknown[], at: number, entry: ConsoleEntry) {
+  values[at] = entry.id
+  values[at + 1] = entry.batchId
+  values[at + 2] = entry.type
+  values[at + 3] = entry.summary.slice(0, 255)
+  values[at + 4] = entry.status
+  // Node accepts UNSUBSCRIBE (11 characters): PostgreSQL would refuse the whole flush
+  values[at + 5] = entry.method?.slice(0, 10) ?? null
+  values[at + 6] = entry.durationMs
+  values[at + 7] = entry.slow
+  values[at + 8] = prepareTags(entry.tags).slice(0, 255)
+  values[at + 9] = entry.createdAt
+  values[at + 10] = entry.content
+}
+
 function rowOf(entry: ConsoleEntry) {
-  return [
-    entry.id,
-    entry.batchId,
-    entry.type,
-    entry.summary.slice(0, 255),
-    entry.status,
-    // Node accepts UNSUBSCRIBE (11 characters): PostgreSQL would refuse the whole flush
-    entry.method?.slice(0, 10) ?? null,
-    entry.durationMs,
-    entry.slow,
-    prepareTags(entry.tags).slice(0, 255),
-    entry.createdAt,
-    entry.content,
-  ]
+  const row = new Array(ROW_WIDTH).fill(null)
+  putRow(row, 0, entry)
+  return row
 }
 
 /** The SQLite statement, for the writer thread */
@@ -71,11 +77,20 @@ export const SQLITE_INSERT = UNPACK.sqlite
  */
 export const SQLITE_INSERT_VALUES = `INSERT INTO ${TABLE} (${COLUMNS}) VALUES `
 
-/** Entries as rows of the unpacking statement, `INSERT_CHUNK` rows per chunk */
-export function rowChunks(entries: ConsoleEntry[]) {
-  const chunks: unknown[][][] = []
+/**
+ * Entries as the SQLite writer thread's chunks (see flat_rows.ts),
+ * `INSERT_CHUNK` rows per chunk. Each is sized up front and filled, so it is
+ * allocated once and stays packed: an array grown by `push` is copied at
+ * every growth, and the structured clone copies a holey one (`new Array(n)`
+ * with holes) key by key.
+ */
+export function flatChunks(entries: ConsoleEntry[]) {
+  const chunks: unknown[][] = []
   for (let index = 0; index < entries.length; index += INSERT_CHUNK) {
-    chunks.push(entries.slice(index, index + INSERT_CHUNK).map(rowOf))
+    const end = Math.min(entries.length, index + INSERT_CHUNK)
+    const values = new Array((end - index) * ROW_WIDTH).fill(null)
+    for (let at = index; at < end; at++) putRow(values, (at - index) * ROW_WIDTH, entries[at])
+    chunks.push(values)
   }
   return chunks
 }

@@ -3,8 +3,8 @@ import type { ModelQueryBuilderContract } from '@adonisjs/lucid/types/model'
 import ConsoleEntryModel from '../models/console_entry.ts'
 import {
   INSERT_CHUNK,
+  flatChunks,
   insertEntries,
-  rowChunks,
   SQLITE_INSERT,
   SQLITE_INSERT_VALUES,
 } from './bulk_insert.ts'
@@ -142,7 +142,7 @@ export class LucidConsoleStore implements ConsoleStore {
     if (this.#writer)
       return this.#writer.write(
         { values: SQLITE_INSERT_VALUES, unpack: SQLITE_INSERT },
-        rowChunks(entries),
+        flatChunks(entries),
         rollups
       )
     const client = this.#client()

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module'
 import { extname } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import debug from '../debug.ts'
+import { rowsOfFlat } from './flat_rows.ts'
 import type { RouteMinute } from '../rollups/route_minute.ts'
 
 interface Pending {
@@ -123,9 +124,10 @@ export class SqliteWriter {
   }
 
   /**
-   * Writes the chunks and adds the rollups, in one transaction: each chunk's
-   * rows as one multi-row insert (`sql.values` and a group of placeholders per
-   * row, the last value of a row its content as JSON). The rows go to the
+   * Writes the chunks (flat, see flat_rows.ts) and adds the rollups, in one
+   * transaction: each chunk's rows as one multi-row insert (`sql.values` and a
+   * group of placeholders per row, the last value of a row its content as
+   * JSON). The rows go to the
    * thread as they are and their content is turned into JSON there: the
    * structured clone costs the app's thread less than a `JSON.stringify`.
    * Recorded content is plain data (the watchers build it, and redaction turns
@@ -136,7 +138,7 @@ export class SqliteWriter {
    */
   async write(
     sql: WriterStatements,
-    chunks: unknown[][][],
+    chunks: unknown[][],
     rollups: RouteMinute[] = []
   ): Promise<void> {
     try {
@@ -144,7 +146,7 @@ export class SqliteWriter {
     } catch (error) {
       if ((error as Error)?.name !== 'DataCloneError') throw error
       debug('flush serialised on the main thread: %s', (error as Error).message)
-      const serialised = chunks.map((rows) => JSON.stringify(rows))
+      const serialised = chunks.map((values) => JSON.stringify(rowsOfFlat(values)))
       await this.#send({ kind: 'flush', sql, chunks: serialised, rollups })
     }
   }

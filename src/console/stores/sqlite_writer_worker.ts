@@ -9,14 +9,15 @@
 import { createRequire } from 'node:module'
 import { parentPort, workerData } from 'node:worker_threads'
 import { addRollup, type RouteMinute } from '../rollups/route_minute.ts'
+import { ROW_WIDTH, rowsOfFlat } from './flat_rows.ts'
 import type { WriterStatements } from './sqlite_writer.ts'
 
 interface FlushMessage {
   kind: 'flush'
   seq: number
   sql: WriterStatements
-  /** Rows, or rows already serialised as one JSON array (for `sql.unpack`) */
-  chunks: (unknown[][] | string)[]
+  /** Flat rows (flat_rows.ts), or rows already serialised as one JSON array (for `sql.unpack`) */
+  chunks: (unknown[] | string)[]
   rollups: RouteMinute[]
 }
 
@@ -61,39 +62,33 @@ const KEPT_ROWS = 500
 let valuesRefused = false
 
 /**
- * One multi-row insert of the rows (the columns as bulk_insert.ts orders
- * them): SQLite has no boolean, so the flag becomes 0 or 1, and the content
- * is stored as its JSON text. One statement per chunk, not one per row: each
- * statement flushes the search index's pending terms as a new segment. A
- * full chunk's statement is kept; a shorter one (a flush's last chunk) is
- * prepared for the flush, so the statements kept stay few. False when the
- * statement cannot be prepared; nothing was written then.
+ * One multi-row insert of a flat chunk's rows (the columns as bulk_insert.ts
+ * orders them): SQLite has no boolean, so the flag becomes 0 or 1, and the
+ * content is stored as its JSON text, both changed in place. One statement
+ * per chunk, not one per row: each statement flushes the search index's
+ * pending terms as a new segment. A full chunk's statement is kept; a shorter
+ * one (a flush's last chunk) is prepared for the flush, so the statements
+ * kept stay few. False when the statement cannot be prepared; nothing was
+ * written or changed then.
  */
-function insertRows(head: string, rows: unknown[][]) {
+function insertRows(head: string, values: unknown[]) {
   if (valuesRefused) return false
-  if (rows.length === 0) return true
-  const values: unknown[] = new Array(rows.length * 11)
-  let at = 0
-  for (const row of rows) {
-    values[at++] = row[0]
-    values[at++] = row[1]
-    values[at++] = row[2]
-    values[at++] = row[3]
-    values[at++] = row[4] ?? null
-    values[at++] = row[5] ?? null
-    values[at++] = row[6] ?? null
-    values[at++] = row[7] ? 1 : 0
-    values[at++] = row[8]
-    values[at++] = row[9]
-    values[at++] = JSON.stringify(row[10]) ?? null
-  }
-  const sql = head + new Array(rows.length).fill('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')
+  const rows = values.length / ROW_WIDTH
+  if (rows === 0) return true
+  const sql = head + new Array(rows).fill('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')
   let statement
   try {
-    statement = rows.length === KEPT_ROWS ? prepared(sql) : db.prepare(sql)
+    statement = rows === KEPT_ROWS ? prepared(sql) : db.prepare(sql)
   } catch {
     valuesRefused = true
     return false
+  }
+  for (let at = 0; at < values.length; at += ROW_WIDTH) {
+    values[at + 4] ??= null
+    values[at + 5] ??= null
+    values[at + 6] ??= null
+    values[at + 7] = values[at + 7] ? 1 : 0
+    values[at + 10] = JSON.stringify(values[at + 10]) ?? null
   }
   statement.run(values)
   return true
@@ -168,7 +163,7 @@ parentPort!.on('message', (message: FlushMessage | DeleteMessage) => {
       for (const chunk of message.chunks) {
         if (typeof chunk === 'string') prepared(message.sql.unpack).run(chunk)
         else if (!insertRows(message.sql.values, chunk)) {
-          prepared(message.sql.unpack).run(JSON.stringify(chunk))
+          prepared(message.sql.unpack).run(JSON.stringify(rowsOfFlat(chunk)))
         }
       }
       addRollups(message.rollups)
