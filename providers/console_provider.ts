@@ -56,9 +56,9 @@ export default class ConsoleProvider {
           return watcher.handle(...args)
         }
       }
-      // one instance for the app's life: the container does not build it per request
-      const instance = new ConsoleRequestMiddleware()
-      this.app.container.singleton(ConsoleRequestMiddleware, () => instance)
+      // one instance for the app's life, bound as a value: the container hands it over per
+      // request without building it, and without the asynchronous steps of a singleton's resolver
+      this.app.container.bindValue(ConsoleRequestMiddleware, new ConsoleRequestMiddleware())
       const server = await this.app.container.make('server')
       server.use([async () => ({ default: ConsoleRequestMiddleware })])
     }

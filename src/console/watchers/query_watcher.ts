@@ -116,15 +116,13 @@ export class QueryWatcher {
     const started = uid ? this.#inFlight.get(uid) : undefined
     if (!started) return
     this.#inFlight.delete(uid!)
-    this.record(
-      {
-        sql: query.sql ?? '',
-        bindings: query.bindings,
-        connection,
-        timeMs: performance.now() - started.at,
-        inTransaction: !!query.__knexTxId,
-        error,
-      },
+    this.#record(
+      query.sql ?? '',
+      query.bindings,
+      connection,
+      performance.now() - started.at,
+      !!query.__knexTxId,
+      error,
       started.batch
     )
   }
@@ -158,27 +156,48 @@ export class QueryWatcher {
     },
     batch?: RecordingBatch
   ) {
+    this.#record(
+      query.sql,
+      query.bindings,
+      query.connection,
+      query.timeMs,
+      query.inTransaction,
+      query.error,
+      batch
+    )
+  }
+
+  // positional: the knex listeners call it for every query, without an object to describe it
+  #record(
+    sqlText: string,
+    bindings: unknown[] | undefined,
+    connection: string,
+    timeMs: number,
+    inTransaction: boolean,
+    error: Error | undefined,
+    batch: RecordingBatch | undefined
+  ) {
     try {
-      const slow = query.timeMs >= this.#slowMs
-      const sql = String(query.sql)
+      const slow = timeMs >= this.#slowMs
+      const sql = String(sqlText)
       const tags = slow ? ['slow'] : []
-      if (query.error) tags.push('error')
+      if (error) tags.push('error')
       this.#recorder.record(
         {
           type: 'query',
           summary: sql.slice(0, 255),
           status: null,
           method: null,
-          durationMs: query.timeMs,
+          durationMs: timeMs,
           slow,
           tags,
           content: {
             sql: sql.length > 20_000 ? `${sql.slice(0, 20_000)}…` : sql,
-            bindings: this.#bindings(query.bindings),
-            connection: query.connection,
-            inTransaction: query.inTransaction,
-            timeMs: query.timeMs,
-            error: query.error ? String(query.error.message) : null,
+            bindings: this.#bindings(bindings),
+            connection,
+            inTransaction,
+            timeMs,
+            error: error ? String(error.message) : null,
           },
         },
         batch
