@@ -81,7 +81,8 @@ test.group('Console record path', () => {
       { length: 20 },
       (_, index) => [`select ${index}`, []] as [string, []]
     )
-    assert.isTrue((await committedQueries(distinct)).every((mark) => !mark.duplicate))
+    const marks = await committedQueries(distinct)
+    assert.isTrue(marks.every((mark) => !mark.duplicate))
     const repeated = await committedQueries([...distinct, ['select 19', []]])
     assert.deepEqual(repeated.at(-1), { duplicate: true, duplicates: 2 })
     assert.deepEqual(repeated.at(-2), { duplicate: true, duplicates: 2 })
