@@ -50,6 +50,7 @@ const DATABASE_FREE = [
   // an in-memory SQLite of its own (tests/pagination/memory_database.ts)
   'tests/payments/ledger_memory.spec.ts',
   'tests/console/histogram.spec.ts',
+  'tests/console/record_path.spec.ts',
   // its host queries run on an in-memory SQLite of its own, not the run's database
   'tests/console/dashboard_browser.spec.ts',
   'tests/console/dashboard_tail_replay_browser.spec.ts',

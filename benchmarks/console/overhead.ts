@@ -16,10 +16,10 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PerformanceObserver } from 'node:perf_hooks'
-import { connectionConfig, type Dialect } from '../../tests/helpers.ts'
+import { type Dialect } from '../../tests/helpers.ts'
 import { migrateStubs, dropStubTables } from '../../tests/migration_stubs.ts'
-import { defineConfig, watchers } from '../../src/console/main.ts'
-import { bootHttpApp, runLoad, type LoadResult } from '../lib/http_app.ts'
+import { runLoad, type LoadResult } from '../lib/http_app.ts'
+import { bootOverheadApp, seedBenchItems, workPlan } from '../lib/console_overhead_app.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000)
@@ -28,53 +28,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
 const dialects = (process.env.BENCH_DB ?? 'sqlite').split(',') as Dialect[]
 /** `buffer.flushAt` of the recording app (the default when unset) */
 const FLUSH_AT = process.env.BENCH_FLUSH_AT ? Number(process.env.BENCH_FLUSH_AT) : undefined
-
-async function boot(which: Dialect, directory: string, recording: boolean) {
-  const connection: any = connectionConfig(which, directory)
-  if (which === 'sqlite') {
-    connection.pool = {
-      afterCreate: (raw: any, done: any) => {
-        raw.pragma('journal_mode = WAL')
-        done(null, raw)
-      },
-    }
-  }
-  return bootHttpApp({
-    appRoot: new URL(`file://${directory}/`),
-    providers: [
-      () => import('@adonisjs/lucid/database_provider'),
-      () => import('../../providers/console_provider.ts'),
-    ],
-    config: {
-      database: { connection: which, connections: { [which]: connection } },
-      console: defineConfig({
-        enabled: recording,
-        watchers: [watchers.queries(), watchers.logs()],
-        // measure the cost of recording, not of pausing it under the load
-        overloadProtection: false,
-        ...(FLUSH_AT ? { buffer: { flushAt: FLUSH_AT } } : {}),
-      }),
-      logger: {
-        default: 'app',
-        loggers: { app: { enabled: true, level: 'info', destination: '/dev/null' } },
-      },
-    },
-    routes(router) {
-      router.post('/work', async (ctx) => {
-        const db = await ctx.containerResolver.make('lucid.db')
-        const one = await db.from('bench_items').where('id', 7).first()
-        const count = await db.from('bench_items').count('* as total')
-        const page = await db
-          .from('bench_items')
-          .select('id', 'name')
-          .orderBy('id', 'desc')
-          .limit(10)
-        ctx.logger.info('work done')
-        return { one: one?.id, total: count[0].total, page: page.length }
-      })
-    },
-  })
-}
 
 function summary(result: LoadResult) {
   return {
@@ -95,26 +48,15 @@ for (const which of dialects) {
   const directory = await mkdtemp(join(tmpdir(), 'atrium-bench-console-'))
   const totals = { off: [] as LoadResult[], on: [] as LoadResult[] }
   const cpu = { off: { main: 0, all: 0, gc: 0 }, on: { main: 0, all: 0, gc: 0 } }
-  const apps = { off: await boot(which, directory, false), on: await boot(which, directory, true) }
+  const apps = {
+    off: await bootOverheadApp(which, directory, false),
+    on: await bootOverheadApp(which, directory, true, FLUSH_AT),
+  }
   const db = await apps.on.app.container.make('lucid.db')
   await migrateStubs(db, 'console')
-  await db.connection().schema.dropTableIfExists('bench_items')
-  await db.connection().schema.createTable('bench_items', (table) => {
-    table.increments('id')
-    table.string('name')
-  })
-  await db
-    .table('bench_items')
-    .multiInsert(Array.from({ length: 100 }, (_, i) => ({ name: `item ${i}` })))
+  await seedBenchItems(db)
 
-  const plan = (url: string) => ({
-    url: `${url}/work`,
-    concurrency: CONCURRENCY,
-    requests: REQUESTS,
-    bodies: 'same',
-    body: '{}',
-    headers: { 'content-type': 'application/json' },
-  })
+  const plan = (url: string) => workPlan(url, REQUESTS, CONCURRENCY)
   await runLoad({ ...plan(apps.off.url), requests: 200 })
   await runLoad({ ...plan(apps.on.url), requests: 200 })
   const manager = await apps.on.app.container.make('atrium.console')
