@@ -89,7 +89,7 @@ test.group('Console record path', () => {
     assert.isFalse(repeated[0].duplicate)
   })
 
-  test('flat chunks hold every entry as one row of its columns, packed, at most one chunk of rows each', ({
+  test('flat chunks hold every entry as one row of its columns, at most one chunk of rows each', ({
     assert,
   }) => {
     const entries: ConsoleEntry[] = Array.from({ length: INSERT_CHUNK + 3 }, (_, index) =>
@@ -116,7 +116,5 @@ test.group('Console record path', () => {
       last.createdAt,
       last.content,
     ])
-    // no holes: a holey array is cloned to the writer thread key by key
-    assert.isTrue(chunks.every((chunk) => chunk.every((_, index) => index in chunk)))
   })
 })
