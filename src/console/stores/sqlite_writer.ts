@@ -127,9 +127,9 @@ export class SqliteWriter {
    * Writes the chunks (flat, see flat_rows.ts) and adds the rollups, in one
    * transaction: each chunk's rows as one multi-row insert (`sql.values` and a
    * group of placeholders per row, the last value of a row its content as
-   * JSON). The rows go to the
-   * thread as they are and their content is turned into JSON there: the
-   * structured clone costs the app's thread less than a `JSON.stringify`.
+   * JSON). The rows go to the thread as they are and their content is turned
+   * into JSON there: the structured clone costs the app's thread less than a
+   * `JSON.stringify`.
    * Recorded content is plain data (the watchers build it, and redaction turns
    * anything else, `toJSON` included, into plain values); should a chunk hold
    * something the clone refuses (a function), it is serialised here instead,
