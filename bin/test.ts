@@ -18,6 +18,7 @@ const DATABASE_FREE = [
   'tests/collaboration/browser.spec.ts',
   'tests/collaboration/hosted_worker.spec.ts',
   'tests/collaboration/hosted_partykit.spec.ts',
+  'tests/agent/quota_day.spec.ts',
   'tests/pagination/cursor_edges.spec.ts',
   'tests/pagination/input_rules.spec.ts',
   // an in-memory SQLite of their own (tests/pagination/memory_database.ts), not the run's database

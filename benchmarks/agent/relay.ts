@@ -12,10 +12,15 @@
  *   how long until every stream flowed; then, in a round of its own, the
  *   gateway process's memory per open stream (heap and external after a
  *   full GC once every stream flows, against the same app once they ended).
+ * - Where a burst's time goes: the CPU time of the gateway, its client and
+ *   the fake model (three processes on the machine's cores) from the start
+ *   until every stream flowed, for those streams and for as many one-word
+ *   turns with nothing else streaming.
  */
 import { fileURLToPath } from 'node:url'
 import { fork } from 'node:child_process'
 import { once } from 'node:events'
+import { availableParallelism } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { agentDatabase, fakeModelProcess, gatewayApp } from '../lib/agent_app.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
@@ -32,6 +37,13 @@ interface StreamFigures {
   rate: number
 }
 
+/** CPU milliseconds (user and system) of each process of the benchmark */
+interface CpuTimes {
+  app: number
+  client: number
+  model: number
+}
+
 const database = await agentDatabase()
 const fake = await fakeModelProcess()
 const http = await gatewayApp(database, fake.url)
@@ -39,6 +51,33 @@ const client = fork(fileURLToPath(new URL('../lib/agent_stream_client.ts', impor
   execArgv: ['--import=@poppinss/ts-exec'],
 })
 await once(client, 'message')
+
+// The client's answers to the rounds, and apart from them its answers about its CPU time
+const answers: any[] = []
+let answered: (() => void) | null = null
+const cpuWaiters: Array<(ms: number) => void> = []
+client.on('message', (message: any) => {
+  if (message.cpu) {
+    cpuWaiters.shift()?.((message.cpu.user + message.cpu.system) / 1000)
+    return
+  }
+  answers.push(message)
+  answered?.()
+})
+async function nextAnswer() {
+  while (!answers.length) await new Promise<void>((resolve) => (answered = resolve))
+  return answers.shift()
+}
+
+/** The CPU time each process has used so far */
+async function cpuTimes(): Promise<CpuTimes> {
+  const app = process.cpuUsage()
+  const clientMs = new Promise<number>((resolve) => {
+    cpuWaiters.push(resolve)
+    client.send({ kind: 'cpu' })
+  })
+  return { app: (app.user + app.system) / 1000, client: await clientMs, model: await fake.cpuMs() }
+}
 
 /** The gateway's heap and external memory after a full collection, in bytes */
 function memoryNow() {
@@ -57,9 +96,10 @@ async function round(
   tokens: number,
   rate: number,
   whileStreaming?: () => void
-): Promise<StreamFigures[] & { allFlowingMs: number }> {
+): Promise<StreamFigures[] & { allFlowingMs: number; startCpu: CpuTimes }> {
   const reply = { text: Array.from({ length: tokens }, () => 'x'), perSecond: rate, stamp: true }
   await fake.reply(...Array.from({ length: streams }, () => reply))
+  const before = await cpuTimes()
   client.send(
     path === 'direct'
       ? { kind: 'direct', modelUrl: fake.url, streams }
@@ -67,16 +107,25 @@ async function round(
   )
   const sent = performance.now()
   let allFlowingMs = Number.NaN
+  let startCpu: CpuTimes = { app: Number.NaN, client: Number.NaN, model: Number.NaN }
   for (;;) {
-    const [answer] = (await once(client, 'message')) as [
-      { streaming?: true; streams?: StreamFigures[]; error?: string },
-    ]
+    const answer = (await nextAnswer()) as {
+      streaming?: true
+      streams?: StreamFigures[]
+      error?: string
+    }
     if (answer.error !== undefined) throw new Error(`client: ${answer.error}`)
     if (answer.streaming) {
       allFlowingMs = performance.now() - sent
+      const flowing = await cpuTimes()
+      startCpu = {
+        app: flowing.app - before.app,
+        client: flowing.client - before.client,
+        model: flowing.model - before.model,
+      }
       whileStreaming?.()
     }
-    if (answer.streams) return Object.assign(answer.streams, { allFlowingMs })
+    if (answer.streams) return Object.assign(answer.streams, { allFlowingMs, startCpu })
   }
 }
 
@@ -120,6 +169,8 @@ try {
 
   const direct = await round('direct', STREAMS, STREAM_TOKENS, STREAM_RATE)
   const gateway = await round('gateway', STREAMS, STREAM_TOKENS, STREAM_RATE)
+  // The same burst of turns with a one-word answer: no stream already flowing competes with it
+  const burst = await round('gateway', STREAMS, 1, STREAM_RATE)
   // Memory in a round of its own, on an app that forgets finished runs after a second (they
   // are kept 5 minutes for resumes by default): what every stream holds while all flow, against
   // the same app once they all ended and were forgotten. A full collection mid-stream would
@@ -144,6 +195,21 @@ try {
   printTable(
     `${STREAMS} concurrent streams of ${STREAM_TOKENS} deltas at ${STREAM_RATE}/s each (the gateway on one instance)`,
     [concurrentRow('AI SDK streamText (baseline)', direct), concurrentRow('gateway', gateway)]
+  )
+  const cpuRow = (name: string, streams: Awaited<ReturnType<typeof round>>) => ({
+    'turns started at once': name,
+    'all flowing after': figure(streams.allFlowingMs, ' ms'),
+    'gateway CPU': figure(streams.startCpu.app, ' ms'),
+    'client CPU': figure(streams.startCpu.client, ' ms'),
+    'model CPU': figure(streams.startCpu.model, ' ms'),
+    'gateway CPU per turn': figure(streams.startCpu.app / STREAMS, ' ms'),
+  })
+  printTable(
+    `Where a burst's time goes: CPU time of each process from the start until every stream delivered a delta (${availableParallelism()} cores)`,
+    [
+      cpuRow(`${STREAMS} streams of ${STREAM_TOKENS} deltas at ${STREAM_RATE}/s`, gateway),
+      cpuRow(`${STREAMS} one-word turns`, burst),
+    ]
   )
   console.log(
     `  gateway memory per open stream (heap + external after a full GC, all ${STREAMS} flowing, against the same app once they ended): ${figure((during - after) / STREAMS / 1024, ' KB')}`

@@ -2,8 +2,10 @@
  * The store's part of a chat turn before the model call (create and find the
  * thread, insert the run and the question, read the history) on SQLite in
  * WAL mode: better-sqlite3 prepared statements (the store's default there)
- * beside the same calls through knex (`preparedStatements: false`),
- * interleaved in one process so a noisy moment colours both alike.
+ * beside the same calls through knex (`preparedStatements: false`), and the
+ * same rows through `startTurn` (the gateway's path: one transaction, the
+ * history read in it), interleaved in one process so a noisy moment colours
+ * them alike.
  */
 import { pathToFileURL } from 'node:url'
 import { randomUUID } from 'node:crypto'
@@ -36,13 +38,26 @@ async function turn(store: LucidAgentStore) {
   await store.listMessages(thread.id)
   return performance.now() - start
 }
+/** The same rows as the gateway writes them: the thread found by id, then one transaction */
+async function startTurn(store: LucidAgentStore) {
+  const start = performance.now()
+  const { thread } = await store.startTurn({
+    thread: { actorRef: 'alice', title: 'hello' },
+    run: { id: randomUUID(), actorRef: 'alice', agentName: 'default' },
+    question: { content: 'hello there' },
+  })
+  await store.findThread(thread.id)
+  return performance.now() - start
+}
 const WARMUP = 200
-const times: Record<string, number[]> = { prepared: [], lucid: [] }
+const times: Record<string, number[]> = { startTurn: [], prepared: [], lucid: [] }
 for (let i = 0; i < WARMUP; i++) {
+  await startTurn(stores.prepared)
   await turn(stores.prepared)
   await turn(stores.lucid)
 }
 for (let i = 0; i < RUNS; i++) {
+  times.startTurn.push(await startTurn(stores.prepared))
   times.prepared.push(await turn(stores.prepared))
   times.lucid.push(await turn(stores.lucid))
 }
@@ -52,8 +67,14 @@ const row = (path: string, values: number[]) => ({
   p99: figure(percentile(values, 99), ' ms'),
 })
 printTable(`The store's part of a turn before the model call, ${RUNS} turns each (SQLite, WAL)`, [
-  row('prepared statements', times.prepared),
+  row('startTurn: one transaction, prepared statements', times.startTurn),
+  row('separate calls, prepared statements', times.prepared),
   row('knex (preparedStatements: false)', times.lucid),
+  {
+    path: 'ratio separate / startTurn',
+    p50: figure(percentile(times.prepared, 50) / percentile(times.startTurn, 50), 'x'),
+    p99: figure(percentile(times.prepared, 99) / percentile(times.startTurn, 99), 'x'),
+  },
   {
     path: 'ratio knex / prepared',
     p50: figure(percentile(times.lucid, 50) / percentile(times.prepared, 50), 'x'),

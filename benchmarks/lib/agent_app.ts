@@ -67,6 +67,12 @@ export async function fakeModelProcess(reply?: FakeReply, turns?: number) {
       child.send({ replies })
       await once(child, 'message')
     },
+    /** The process's CPU time so far, user and system, in milliseconds */
+    async cpuMs() {
+      child.send({ cpu: true })
+      const [{ cpu }] = (await once(child, 'message')) as [{ cpu: NodeJS.CpuUsage }]
+      return (cpu.user + cpu.system) / 1000
+    },
     close: () => child.kill(),
   }
 }

@@ -6,7 +6,6 @@ import {
   AgentForbiddenException,
   AgentInvalidRequestException,
   AgentNotFoundException,
-  AgentNothingToRegenerateException,
   AgentUnauthenticatedException,
 } from './errors.ts'
 import { ApprovalWaiters } from './approvals.ts'
@@ -15,6 +14,7 @@ import { stageAttachments } from './attachments/resolve.ts'
 import { ToolCallDecisions } from './decisions.ts'
 import { RunEventLog, type RunFrame, type RunReader } from './run_log.ts'
 import { TurnRunner } from './runner.ts'
+import { startTurn } from './turn_start.ts'
 import type { RunRow, ThreadRow, ThreadStore } from './store/contract.ts'
 import { TransientThreads } from './transient/registry.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig } from './types.ts'
@@ -169,23 +169,14 @@ export class AgentManager {
       ? await stageAttachments(this.config.attachments, actor, request.attachments)
       : undefined
     const runId = randomUUID()
-    const { thread, store } = existing
-      ? { thread: existing, store: this.storeOf(existing) }
-      : await this.#newThread(actor, request)
-    const run = { id: runId, threadId: thread.id, actorRef: actor.id, agentName: agent.name }
-    if (request.regenerate) {
-      await this.#truncateForRegenerate(store, thread, request.message)
-      await store.createRun(run)
-    } else {
-      await store.createRun(run)
-      await store.appendMessage({
-        threadId: thread.id,
-        runId,
-        role: 'user',
-        content: request.message!,
-        attachments,
-      })
-    }
+    const { thread, store, history } = await startTurn(
+      { store: this.config.store, transient: this.#transient },
+      actor,
+      request,
+      existing,
+      { id: runId, agentName: agent.name },
+      attachments
+    )
 
     const log = new RunEventLog(runId, actor.id, this.config.sse.maxFramesPerRun)
     log.append({ event: 'meta', data: { runId, threadId: thread.id } })
@@ -205,6 +196,7 @@ export class AgentManager {
         signal: controller.signal,
         approvals: this.#approvals,
         store,
+        history,
         pageContext: request.pageContext,
       })
       .catch((error) => debug('run %s crashed: %s', runId, (error as Error)?.name))
@@ -223,40 +215,6 @@ export class AgentManager {
     this.#runs.set(runId, { log, controller, threadId: thread.id, done })
     debug('run %s started (agent %s)', runId, agent.name)
     return { runId, threadId: thread.id, log }
-  }
-
-  /**
-   * Drops everything after the thread's last user message, which the new run
-   * answers. A `message` sent along must be that question: a client never
-   * believes a new question was answered when the stored one was.
-   */
-  async #truncateForRegenerate(store: ThreadStore, thread: ThreadRow, message?: string) {
-    const history = await store.listMessages(thread.id)
-    const question = history.findLast((row) => row.role === 'user')
-    if (!question) throw new AgentNothingToRegenerateException()
-    if (message !== undefined && message !== question.content) {
-      throw new AgentInvalidRequestException(
-        '"message" of a regenerate must be the thread\'s last user message, or be left out',
-        'message'
-      )
-    }
-    const firstDropped = history.find((row) => row.id > question.id)
-    if (firstDropped) await store.truncateFrom(thread.id, firstDropped.id)
-    debug('thread %s: regenerating after message %d', thread.id, question.id)
-  }
-
-  /** The thread of a chat that names none: stored, or transient when asked */
-  async #newThread(
-    actor: AgentActor,
-    request: ChatRequest
-  ): Promise<{ thread: ThreadRow; store: ThreadStore }> {
-    const title = request.message!.replace(/\s+/g, ' ').trim().slice(0, 80) || null
-    if (request.transient) {
-      const transient = this.#transient.open(actor.id, title)
-      return { thread: transient.thread, store: transient }
-    }
-    const thread = await this.config.store.createThread({ actorRef: actor.id, title })
-    return { thread, store: this.config.store }
   }
 
   /** The chat body's agent, else the thread's default, else the configured default */

@@ -113,7 +113,7 @@ export class TurnRunner {
       })
     }
     try {
-      const history = historyOf(await store.listMessages(thread.id))
+      const history = historyOf(request.history ?? (await store.listMessages(thread.id)))
       let answer: MessageRow | null = null
       const retrieved = await turnRetrieval(
         this.#config.retrieval,

@@ -34,9 +34,21 @@ function formatterFor(timeZone: string) {
   return formatter
 }
 
-/** The calendar day (`YYYY-MM-DD`) of `now` in the zone */
+/** The last day computed per zone, and the UTC minute it was computed for */
+const lastDays = new Map<string, { minute: number; day: string }>()
+
+/**
+ * The calendar day (`YYYY-MM-DD`) of `now` in the zone. `formatToParts` cost
+ * a turn about 0.1 ms, so the answer is kept for the rest of its UTC minute:
+ * zone offsets since 1970 are whole minutes, so a local day never ends inside one.
+ */
 export function dayIn(timeZone: string, now = new Date()) {
+  const minute = Math.floor(now.getTime() / 60_000)
+  const last = lastDays.get(timeZone)
+  if (last?.minute === minute) return last.day
   const parts: Record<string, string> = {}
   for (const part of formatterFor(timeZone).formatToParts(now)) parts[part.type] = part.value
-  return `${parts.year}-${parts.month}-${parts.day}`
+  const day = `${parts.year}-${parts.month}-${parts.day}`
+  lastDays.set(timeZone, { minute, day })
+  return day
 }

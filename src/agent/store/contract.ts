@@ -191,6 +191,15 @@ export interface TransientThreadStore {
   save(snapshot: TransientSnapshot): Promise<void>
 }
 
+/** What a turn writes before its model call */
+export interface TurnStart {
+  /** The stored thread the turn continues, or the owner and title of a new one */
+  thread: ThreadRow | { actorRef: string; title: string | null }
+  run: Pick<RunRow, 'id' | 'actorRef' | 'agentName'>
+  /** The user's message, stored under the run */
+  question: { content: string; attachments?: MessageAttachment[] }
+}
+
 /**
  * Persistence of the gateway. The Lucid store (`stores.lucid()`) is the one
  * shipped; the interface is what another backend implements.
@@ -235,6 +244,13 @@ export interface AgentStore {
   listMessages(threadId: string): Promise<MessageRow[]>
 
   createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>): Promise<void>
+  /**
+   * The thread (when new), the run and the question in one transaction, and
+   * the thread's messages then (the question last): all of them or none.
+   * Without it a turn calls `createThread`, `createRun`, `appendMessage` and
+   * `listMessages` in turn.
+   */
+  startTurn?(input: TurnStart): Promise<{ thread: ThreadRow; history: MessageRow[] }>
   /**
    * Records a running run's end, its duration and its daily rollups in one
    * transaction; a run that has already ended is left as it is.

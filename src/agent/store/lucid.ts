@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto'
 import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { AgentConfigException } from '../errors.ts'
-import { AGENT_TABLES, json, message, parse, run, thread, toolCall } from './lucid_rows.ts'
+import { AGENT_TABLES, json, message, parse, run, thread, turnStartRows } from './lucid_rows.ts'
 import { UsageLedger } from './lucid_ledger.ts'
+import { LucidToolCalls } from './lucid_tool_calls.ts'
 import { LucidPricingStore } from './lucid_pricing.ts'
 import { LucidTransientThreads } from './lucid_transient.ts'
 import { LucidQuotaStore } from '../quota/lucid.ts'
@@ -18,6 +19,7 @@ import type {
   RunRow,
   UsageInput,
   ThreadRow,
+  TurnStart,
 } from './contract.ts'
 
 export { AGENT_TABLES, toDate } from './lucid_rows.ts'
@@ -35,6 +37,7 @@ export class LucidAgentStore implements AgentStore {
   #db: Database
   #connection?: string
   #ledger: UsageLedger
+  #toolCalls: LucidToolCalls
   #preparedStatements: boolean
   /** Decided on first use, once the connection is known: null off better-sqlite3 */
   #statements?: { turn: SqliteTurnStatements; ledger: SqliteLedgerStatements } | null
@@ -49,6 +52,7 @@ export class LucidAgentStore implements AgentStore {
     this.#preparedStatements = options.preparedStatements ?? true
     this.pricing = new LucidPricingStore(() => this.#client)
     this.#ledger = new UsageLedger(() => this.#client, this.pricing)
+    this.#toolCalls = new LucidToolCalls(() => this.#client)
     this.transient = new LucidTransientThreads(() => this.#client, this.#ledger)
   }
 
@@ -249,18 +253,35 @@ export class LucidAgentStore implements AgentStore {
     }
   }
 
-  async #insertMessage(row: MessageInsert) {
+  async #insertMessage(row: MessageInsert, client = this.#client) {
     if (this.#turn) return this.#turn.appendMessage(row)
-    const [inserted] = await this.#client
+    const [inserted] = await client
       .insertQuery()
       .table(AGENT_TABLES.messages)
       .insert(row)
       .returning('id')
-    await this.#client
+    await client
       .from(AGENT_TABLES.threads)
       .where('id', row.thread_id)
       .update({ updated_at: row.created_at })
     return Number(typeof inserted === 'object' ? (inserted as any).id : inserted)
+  }
+
+  async startTurn(input: TurnStart) {
+    const rows = turnStartRows(input)
+    const threadId = rows.run.thread_id
+    const history = this.#turn
+      ? await this.#turn.startTurn(rows)
+      : await this.#client.transaction(async (trx) => {
+          if (rows.thread) await trx.insertQuery().table(AGENT_TABLES.threads).insert(rows.thread)
+          await trx.insertQuery().table(AGENT_TABLES.runs).insert(rows.run)
+          await this.#insertMessage(rows.question, trx)
+          return trx.from(AGENT_TABLES.messages).where('thread_id', threadId).orderBy('id', 'asc')
+        })
+    return {
+      thread: rows.thread ? thread(rows.thread) : (input.thread as ThreadRow),
+      history: history.map(message),
+    }
   }
 
   async setFollowUps(messageId: number, followUps: string[]) {
@@ -305,90 +326,32 @@ export class LucidAgentStore implements AgentStore {
     return row ? run(row) : null
   }
 
-  async claimToolCall(input: Parameters<AgentStore['claimToolCall']>[0]) {
-    const now = new Date()
-    try {
-      await this.#client
-        .insertQuery()
-        .table(AGENT_TABLES.toolCalls)
-        .insert({
-          run_id: input.runId,
-          thread_id: input.threadId,
-          actor_ref: input.actorRef,
-          tool_call_id: input.toolCallId,
-          tool_name: input.toolName,
-          status: input.status ?? 'running',
-          input: json(input.input ?? null),
-          created_at: now,
-          updated_at: now,
-        })
-      return { claimed: true as const }
-    } catch (error) {
-      // The unique (run_id, tool_call_id) index refused a second claim
-      const existing = await this.#client
-        .from(AGENT_TABLES.toolCalls)
-        .where('run_id', input.runId)
-        .where('tool_call_id', input.toolCallId)
-        .first()
-      if (!existing) throw error
-      return { claimed: false as const, row: toolCall(existing) }
-    }
+  claimToolCall(input: Parameters<AgentStore['claimToolCall']>[0]) {
+    return this.#toolCalls.claim(input)
   }
 
-  async finishToolCall(
+  finishToolCall(
     runId: string,
     toolCallId: string,
     outcome: Parameters<AgentStore['finishToolCall']>[2]
   ) {
-    await this.#client
-      .from(AGENT_TABLES.toolCalls)
-      .where('run_id', runId)
-      .where('tool_call_id', toolCallId)
-      .update({
-        status: outcome.status,
-        output: json(outcome.output ?? null),
-        error_code: outcome.errorCode ?? null,
-        execution_ms: outcome.executionMs ?? null,
-        updated_at: new Date(),
-      })
+    return this.#toolCalls.finish(runId, toolCallId, outcome)
   }
 
-  async markPendingApproval(runId: string, toolCallId: string) {
-    await this.#client
-      .from(AGENT_TABLES.toolCalls)
-      .where('run_id', runId)
-      .where('tool_call_id', toolCallId)
-      .where('status', 'running')
-      .update({ status: 'pending_approval', updated_at: new Date() })
+  markPendingApproval(runId: string, toolCallId: string) {
+    return this.#toolCalls.markPendingApproval(runId, toolCallId)
   }
 
-  async findToolCallsById(toolCallId: string) {
-    const rows = await this.#client
-      .from(AGENT_TABLES.toolCalls)
-      .where('tool_call_id', toolCallId)
-      .orderBy('id', 'asc')
-    return rows.map(toolCall)
+  findToolCallsById(toolCallId: string) {
+    return this.#toolCalls.findById(toolCallId)
   }
 
-  async decideApproval(id: number, approved: boolean, reason?: string) {
-    const affected = await this.#client
-      .from(AGENT_TABLES.toolCalls)
-      .where('id', id)
-      .where('status', 'pending_approval')
-      .update({
-        status: approved ? 'approved' : 'rejected',
-        ...(approved ? {} : { output: json({ error: 'rejected', reason: reason ?? null }) }),
-        updated_at: new Date(),
-      })
-    return Number(Array.isArray(affected) ? affected[0] : affected) === 1
+  decideApproval(id: number, approved: boolean, reason?: string) {
+    return this.#toolCalls.decideApproval(id, approved, reason)
   }
 
-  async listToolCalls(runId: string) {
-    const rows = await this.#client
-      .from(AGENT_TABLES.toolCalls)
-      .where('run_id', runId)
-      .orderBy('id', 'asc')
-    return rows.map(toolCall)
+  listToolCalls(runId: string) {
+    return this.#toolCalls.list(runId)
   }
 
   async recordUsage(row: UsageInput) {

@@ -1,4 +1,5 @@
-import type { MessageRow, RunRow, ThreadRow, ToolCallRow } from './contract.ts'
+import { randomUUID } from 'node:crypto'
+import type { MessageRow, RunRow, ThreadRow, ToolCallRow, TurnStart } from './contract.ts'
 
 /** The gateway's tables, as the migration stubs create them */
 export const AGENT_TABLES = {
@@ -93,5 +94,44 @@ export function message(row: any): MessageRow {
     followUps: parse(row.follow_ups),
     attachments: parse(row.attachments),
     createdAt: toDate(row.created_at),
+  }
+}
+
+/** The rows of `startTurn`, as every path binds them; `thread` only for a new thread */
+export function turnStartRows(input: TurnStart) {
+  const now = new Date()
+  const created =
+    'id' in input.thread
+      ? undefined
+      : {
+          id: randomUUID(),
+          actor_ref: input.thread.actorRef,
+          title: input.thread.title,
+          default_agent: null,
+          created_at: now,
+          updated_at: now,
+        }
+  const threadId = created?.id ?? (input.thread as ThreadRow).id
+  return {
+    thread: created,
+    run: {
+      id: input.run.id,
+      thread_id: threadId,
+      actor_ref: input.run.actorRef,
+      agent_name: input.run.agentName,
+      status: 'running',
+      steps: 0,
+      created_at: now,
+    },
+    question: {
+      thread_id: threadId,
+      run_id: input.run.id,
+      role: 'user',
+      content: input.question.content,
+      tool_calls: null,
+      tool_results: null,
+      attachments: input.question.attachments?.length ? json(input.question.attachments) : null,
+      created_at: now,
+    },
   }
 }
