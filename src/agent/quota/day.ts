@@ -40,7 +40,8 @@ const lastDays = new Map<string, { minute: number; day: string }>()
 /**
  * The calendar day (`YYYY-MM-DD`) of `now` in the zone. `formatToParts` cost
  * a turn about 0.1 ms, so the answer is kept for the rest of its UTC minute:
- * zone offsets since 1970 are whole minutes, so a local day never ends inside one.
+ * zone offsets since 1972 are whole minutes (Monrovia kept -0:44:30 until
+ * then), so a local day never ends inside one.
  */
 export function dayIn(timeZone: string, now = new Date()) {
   const minute = Math.floor(now.getTime() / 60_000)
