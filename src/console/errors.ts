@@ -154,7 +154,18 @@ export class ConsoleReplayIncompleteException extends AtriumException {
   static code = 'E_CONSOLE_REPLAY_INCOMPLETE'
 }
 
+/**
+ * `explainWithLucid()` on a recorded query the database cannot plan now (its
+ * table dropped since, its connection gone, a redacted binding of the wrong
+ * type): 422 with the database's reason
+ */
+export class ConsoleExplainFailedException extends AtriumException {
+  static status = 422
+  static code = 'E_CONSOLE_EXPLAIN_FAILED'
+}
+
 export const E_CONSOLE_EXPLAIN_NOT_CONFIGURED = ConsoleExplainNotConfiguredException
+export const E_CONSOLE_EXPLAIN_FAILED = ConsoleExplainFailedException
 export const E_CONSOLE_REPLAY_INCOMPLETE = ConsoleReplayIncompleteException
 
 /** A prune asked while another process holds the prune lock: 409 */

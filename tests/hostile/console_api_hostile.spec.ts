@@ -1,5 +1,6 @@
 import { test } from '@japa/runner'
 import { consoleApp } from '../console/helpers.ts'
+import { explainWithLucid, watchers } from '../../src/console/main.ts'
 import { withoutNulEscapes } from '../../src/console/stores/bulk_insert.ts'
 
 test.group('Hostile | console API and recording', () => {
@@ -49,5 +50,38 @@ test.group('Hostile | console API and recording', () => {
         JSON.stringify(text)
       )
     }
+  })
+
+  test('explaining a recorded SELECT the database can no longer plan is a 422 with its reason', async ({
+    assert,
+  }) => {
+    const app = await consoleApp({
+      config: {
+        watchers: [watchers.queries()],
+        buffer: { flushIntervalMs: 60_000 },
+        authorizeAction: () => true,
+        explainQuery: explainWithLucid(),
+      },
+      routes: (router) => {
+        router.get('/gone', async (ctx) => {
+          const db = await ctx.containerResolver.make('lucid.db')
+          await db.rawQuery('create table hostile_gone (id integer)')
+          await db.from('hostile_gone').where('id', 3).select('id')
+          await db.rawQuery('drop table hostile_gone')
+          return 'ok'
+        })
+      },
+    })
+    await fetch(`${app.url}/gone`)
+    await app.manager.recorder.flush()
+    const page = await app.manager.store.list({ type: 'query', limit: 50 })
+    const select = page.data.find((entry) => entry.summary.toLowerCase().startsWith('select'))!
+
+    const answer = await app.api(`/entries/${select.id}/explain`, { method: 'POST' })
+    assert.equal(answer.status, 422)
+    const { errors } = (await answer.json()) as { errors: Array<{ code: string; message: string }> }
+    assert.equal(errors[0].code, 'E_CONSOLE_EXPLAIN_FAILED')
+    assert.include(errors[0].message, 'The database could not plan this query: ')
+    assert.include(errors[0].message, 'hostile_gone')
   })
 })
