@@ -1,6 +1,8 @@
 import { test } from '@japa/runner'
 import { consoleApp } from '../console/helpers.ts'
 import { explainWithLucid, watchers } from '../../src/console/main.ts'
+import { parseListQuery } from '../../src/console/http/entries_controller.ts'
+import { parseInstant } from '../../src/console/mcp/tools.ts'
 import { withoutNulEscapes } from '../../src/console/stores/bulk_insert.ts'
 
 test.group('Hostile | console API and recording', () => {
@@ -83,5 +85,26 @@ test.group('Hostile | console API and recording', () => {
     assert.equal(errors[0].code, 'E_CONSOLE_EXPLAIN_FAILED')
     assert.include(errors[0].message, 'The database could not plan this query: ')
     assert.include(errors[0].message, 'hostile_gone')
+  })
+
+  test('a list limit is digits only: hex, exponent and padded forms are a 400 naming it', ({
+    assert,
+  }) => {
+    for (const limit of ['0x10', '1e2', ' 5', '5 ', '+5', '5.0']) {
+      assert.throws(() => parseListQuery('request', { limit }), /"limit" must be a whole number/)
+    }
+    assert.equal(parseListQuery('request', { limit: '200' }).limit, 200)
+  })
+
+  test('an MCP duration longer than a date can hold names the input instead of "Invalid time value"', ({
+    assert,
+  }) => {
+    for (const value of ['99999999999999y', '9999999999999999999999999d']) {
+      assert.throws(() => parseInstant(value, 'since'), /"since" must be an ISO date/)
+    }
+    assert.equal(
+      parseInstant('100y', 'since', 4_000_000_000_000),
+      4_000_000_000_000 - 3_155_760_000_000
+    )
   })
 })
