@@ -1,3 +1,4 @@
+import { request } from 'node:http'
 import { test } from '@japa/runner'
 import { consoleApp } from '../console/helpers.ts'
 import { explainWithLucid, watchers } from '../../src/console/main.ts'
@@ -106,5 +107,47 @@ test.group('Hostile | console API and recording', () => {
       parseInstant('100y', 'since', 4_000_000_000_000),
       4_000_000_000_000 - 3_155_760_000_000
     )
+  })
+
+  test('a replay of an absolute-URL target is a 409 naming it; a replay left unanswered is a 502', async ({
+    assert,
+  }) => {
+    const app = await consoleApp({
+      config: { authorizeAction: () => true },
+      routes: (router) => {
+        router.get('/drop', (ctx) => {
+          ctx.response.response.destroy()
+        })
+        router.get('*', () => 'any')
+      },
+    })
+    // an absolute-form request target, as a proxy client sends it
+    await new Promise<void>((resolve) => {
+      const target = { host: '127.0.0.1', port: new URL(app.url).port }
+      request({ ...target, path: 'http://elsewhere.invalid/orders' }, (response) => {
+        response.resume().on('end', resolve)
+      }).end()
+    })
+    await fetch(`${app.url}/drop`).catch(() => {})
+    await app.manager.recorder.flush()
+    const page = await app.manager.store.list({ type: 'request', limit: 50 })
+    const idOf = (summary: string) => page.data.find((entry) => entry.summary === summary)!.id
+
+    const absolute = await app.api(
+      `/entries/${idOf('GET http://elsewhere.invalid/orders')}/replay`,
+      {
+        method: 'POST',
+      }
+    )
+    assert.equal(absolute.status, 409)
+    const [refusal] = ((await absolute.json()) as { errors: Array<Record<string, string>> }).errors
+    assert.equal(refusal.code, 'E_CONSOLE_REPLAY_INCOMPLETE')
+    assert.include(refusal.message, '"http://elsewhere.invalid/orders" is not a path on this app')
+
+    const dropped = await app.api(`/entries/${idOf('GET /drop')}/replay`, { method: 'POST' })
+    assert.equal(dropped.status, 502)
+    const [failure] = ((await dropped.json()) as { errors: Array<Record<string, string>> }).errors
+    assert.equal(failure.code, 'E_CONSOLE_REPLAY_FAILED')
+    assert.include(failure.message, 'The replay got no answer from this app: ')
   })
 })
