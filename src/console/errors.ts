@@ -154,8 +154,26 @@ export class ConsoleReplayIncompleteException extends AtriumException {
   static code = 'E_CONSOLE_REPLAY_INCOMPLETE'
 }
 
+/** A replay the app's own server never answered (the connection dropped, 30 s passed): 502 */
+export class ConsoleReplayFailedException extends AtriumException {
+  static status = 502
+  static code = 'E_CONSOLE_REPLAY_FAILED'
+}
+
+/**
+ * `explainWithLucid()` on a recorded query the database cannot plan now (its
+ * table dropped since, its connection gone, a redacted binding of the wrong
+ * type): 422 with the database's reason
+ */
+export class ConsoleExplainFailedException extends AtriumException {
+  static status = 422
+  static code = 'E_CONSOLE_EXPLAIN_FAILED'
+}
+
 export const E_CONSOLE_EXPLAIN_NOT_CONFIGURED = ConsoleExplainNotConfiguredException
+export const E_CONSOLE_EXPLAIN_FAILED = ConsoleExplainFailedException
 export const E_CONSOLE_REPLAY_INCOMPLETE = ConsoleReplayIncompleteException
+export const E_CONSOLE_REPLAY_FAILED = ConsoleReplayFailedException
 
 /** A prune asked while another process holds the prune lock: 409 */
 export class ConsolePruneBusyException extends AtriumException {

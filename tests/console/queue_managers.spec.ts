@@ -132,9 +132,11 @@ test.group('Console | queue and schedule managers', () => {
     )
     assert.include(app.queues.calls, 'list emails waiting 2 2')
 
-    const tooMany = await app.json('/queues/memory/emails/jobs?limit=101')
-    assert.equal(tooMany.status, 400)
-    assert.equal(tooMany.body.errors[0].parameter, 'limit')
+    for (const limit of ['101', '0x10', '1e1', '%205']) {
+      const refused = await app.json(`/queues/memory/emails/jobs?limit=${limit}`)
+      assert.equal(refused.status, 400, limit)
+      assert.equal(refused.body.errors[0].parameter, 'limit', limit)
+    }
     const badState = await app.json('/queues/memory/emails/jobs?state=%3Cscript%3E')
     assert.equal(badState.status, 400)
     assert.equal(badState.body.errors[0].parameter, 'state')

@@ -10,6 +10,7 @@ import {
 import type { GovernanceQueries } from '../store/contract.ts'
 import type { ResolvedAgentConfig } from '../types.ts'
 import { toRouteMiddleware } from './routes.ts'
+import { assertNoNul } from './requests.ts'
 import { MAX_LIMIT, day, integer, manager } from './dashboard_params.ts'
 import { registerInsightRoutes } from './dashboard_insights.ts'
 
@@ -37,6 +38,7 @@ function where<Field extends string>(
         `where[${field}]`
       )
     }
+    assertNoNul(value, `where[${field}]`)
     filters[field as Field] =
       field === 'fromDay' || field === 'toDay' ? day(value, `where[${field}]`) : value
   }
@@ -82,8 +84,10 @@ async function decide(ctx: HttpContext) {
       'reason'
     )
   }
+  if (reason !== undefined) assertNoNul(reason, 'reason')
   const toolCallId = String(ctx.params.toolCallId ?? '')
-  if (!toolCallId || toolCallId.length > 191) throw new AgentNotFoundException('tool call')
+  if (!toolCallId || toolCallId.length > 191 || toolCallId.includes('\u0000'))
+    throw new AgentNotFoundException('tool call')
   const agents = await manager(ctx)
   const won = await agents.decideFromDashboard(toolCallId, approved, reason)
   if (won === null) throw new AgentNotFoundException('tool call')

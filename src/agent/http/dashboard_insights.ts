@@ -6,6 +6,7 @@ import { formatMicros, priceToMicros } from '../pricing/money.ts'
 import type { InsightQueries, ModelPriceRow, PricingStore } from '../store/contract.ts'
 import { MAX_LIMIT, dayWindow, integer, manager } from './dashboard_params.ts'
 import { streamAgentEvents } from './live_stream.ts'
+import { assertNoNul } from './requests.ts'
 
 /** One model's price in effect, prices as decimal strings per million tokens */
 export interface CurrentModelPrice {
@@ -93,6 +94,7 @@ async function setPrice(ctx: HttpContext) {
       first?.field ?? undefined
     )
   }
+  assertNoNul(body.modelId, 'modelId')
   const price = readPrice(body)
   if (Array.isArray(price)) throw new AgentInvalidRequestException(price[1], price[0])
   const row = await store.setPrice(body.modelId, price)

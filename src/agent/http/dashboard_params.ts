@@ -33,8 +33,17 @@ export function day(value: unknown, name: string) {
   return value as string
 }
 
-function shift(dayText: string, days: number) {
-  return new Date(Date.parse(`${dayText}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10)
+/** The day `days` after `dayText`; 400 naming `name` when it leaves the years 0000 to 9999 */
+function shift(dayText: string, days: number, name: string) {
+  const shifted = new Date(Date.parse(`${dayText}T00:00:00Z`) + days * DAY_MS).toISOString()
+  // past 9999 or before 0000 the ISO year takes a sign and six digits: no YYYY-MM-DD day
+  if (!DAY.test(shifted.slice(0, 10))) {
+    throw new AgentInvalidRequestException(
+      `"${name}" leaves no ${DEFAULT_RANGE_DAYS}-day window within the years 0000 to 9999: give both "from" and "to"`,
+      name
+    )
+  }
+  return shifted.slice(0, 10)
 }
 
 /**
@@ -45,8 +54,8 @@ export function dayWindow(query: Record<string, unknown>, now = new Date()): Day
   const from = query.from === undefined ? undefined : day(query.from, 'from')
   const to = query.to === undefined ? undefined : day(query.to, 'to')
   const today = now.toISOString().slice(0, 10)
-  const toDay = to ?? (from ? shift(from, DEFAULT_RANGE_DAYS - 1) : today)
-  const fromDay = from ?? shift(toDay, 1 - DEFAULT_RANGE_DAYS)
+  const toDay = to ?? (from ? shift(from, DEFAULT_RANGE_DAYS - 1, 'from') : today)
+  const fromDay = from ?? shift(toDay, 1 - DEFAULT_RANGE_DAYS, 'to')
   if (fromDay > toDay) {
     throw new AgentInvalidRequestException(`"from" (${fromDay}) is after "to" (${toDay})`, 'from')
   }

@@ -10,6 +10,16 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * PostgreSQL text cannot hold U+0000, so a stored NUL fails the write with a
+ * 500: it is refused on every database alike, as a 400 naming the field.
+ */
+export function assertNoNul(value: string, field: string) {
+  if (value.includes('\u0000')) {
+    throw new AgentInvalidRequestException(`"${field}" must not contain a NUL character`, field)
+  }
+}
+
+/**
  * Validates a `POST /agent/chat` body; every refusal is a 400 (413 for an
  * attachment over `maxBytes`) naming the field.
  */
@@ -43,6 +53,7 @@ export function parseChatRequest(
         'message'
       )
     }
+    assertNoNul(message, 'message')
   }
   if (threadId !== undefined && (typeof threadId !== 'string' || !ID.test(threadId))) {
     throw new AgentInvalidRequestException('"threadId" must be a thread id', 'threadId')
@@ -89,6 +100,7 @@ export function parseThreadPatch(body: unknown, agents: string[]) {
     if (typeof body.title !== 'string' || !body.title.trim() || body.title.length > 200) {
       throw new AgentInvalidRequestException('"title" must be 1 to 200 characters', 'title')
     }
+    assertNoNul(body.title, 'title')
     patch.title = body.title.trim()
   }
   if ('defaultAgent' in body) {
@@ -106,14 +118,16 @@ export function parseThreadPatch(body: unknown, agents: string[]) {
 
 /** The sequence a resume starts after: `Last-Event-ID`, else `?after=`, else 0 */
 export function parseResumePoint(header: string | undefined, query: unknown): number {
-  const raw = header ?? (typeof query === 'string' ? query : undefined)
-  if (raw === undefined || raw === '') return 0
-  if (!/^\d{1,15}$/.test(raw.trim())) {
-    throw new AgentInvalidRequestException(
-      'Last-Event-ID (or ?after=) must be a frame sequence number',
+  const invalid = () =>
+    new AgentInvalidRequestException(
+      'Last-Event-ID (or ?after=, given once) must be a frame sequence number',
       header === undefined ? 'after' : 'Last-Event-ID'
     )
-  }
+  // a repeated or bracketed ?after= is no resume point: replaying from 0 would pass it as one
+  if (header === undefined && query !== undefined && typeof query !== 'string') throw invalid()
+  const raw = header ?? (query as string | undefined)
+  if (raw === undefined || raw === '') return 0
+  if (!/^\d{1,15}$/.test(raw.trim())) throw invalid()
   return Number(raw.trim())
 }
 
@@ -134,12 +148,14 @@ export function parseDecision(body: unknown, withReason: boolean) {
   if (typeof toolCallId !== 'string' || !toolCallId || toolCallId.length > 191) {
     throw new AgentInvalidRequestException('"toolCallId" must be a tool call id', 'toolCallId')
   }
+  assertNoNul(toolCallId, 'toolCallId')
   if (withReason && reason !== undefined && (typeof reason !== 'string' || reason.length > 2000)) {
     throw new AgentInvalidRequestException(
       '"reason" must be a string of at most 2000 characters',
       'reason'
     )
   }
+  if (withReason && typeof reason === 'string') assertNoNul(reason, 'reason')
   return { toolCallId, reason: withReason ? (reason as string | undefined) : undefined }
 }
 

@@ -33,7 +33,8 @@ export function parseListQuery(
   const query: EntryListQuery = { type, limit: DEFAULT_LIMIT }
   const limit = one('limit')
   if (limit !== undefined) {
-    const value = Number(limit)
+    // digits only: Number() would also read "0x10", "1e2" and " 5"
+    const value = /^\d{1,3}$/.test(limit) ? Number(limit) : Number.NaN
     if (!Number.isInteger(value) || value < 1 || value > MAX_LIMIT) {
       invalid('limit', `"limit" must be a whole number from 1 to ${MAX_LIMIT}`)
     }

@@ -1,5 +1,10 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { ConsoleExplainNotConfiguredException, ConsoleInvalidQueryException } from '../errors.ts'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import {
+  ConsoleExplainFailedException,
+  ConsoleExplainNotConfiguredException,
+  ConsoleInvalidQueryException,
+} from '../errors.ts'
 import { findEntry } from './find_entry.ts'
 import type { ConsoleManager } from '../manager.ts'
 
@@ -35,24 +40,34 @@ export function explainWithLucid(): QueryExplainer {
       throw new ConsoleInvalidQueryException('The query was cut when recorded', 'id')
     }
     const db = await ctx.containerResolver.make('lucid.db')
-    const connection = db.connection(query.connection)
-    const dialect = connection.dialect.name
-    const prefix =
-      dialect === 'postgres'
-        ? 'EXPLAIN (FORMAT JSON) '
-        : dialect === 'mysql'
-          ? 'EXPLAIN FORMAT=JSON '
-          : dialect === 'better-sqlite3' || dialect === 'sqlite3' || dialect === 'libsql'
-            ? 'EXPLAIN QUERY PLAN '
-            : 'EXPLAIN '
-    const [text, bindings] =
-      dialect === 'postgres' ? knexPlaceholders(sql, query.bindings) : [sql, query.bindings]
-    const result = await connection.rawQuery(prefix + text, bindings as any[])
-    // each driver wraps rows its own way
-    if (dialect === 'postgres') return result.rows
-    if (dialect === 'mysql') return result[0]
-    return result
+    try {
+      return await planOf(db.connection(query.connection), sql, query.bindings)
+    } catch (error) {
+      // the query ran when recorded; what fails now is the database's answer, not the server
+      const reason = String((error as Error)?.message ?? error).slice(0, 1000)
+      throw new ConsoleExplainFailedException(`The database could not plan this query: ${reason}`)
+    }
   }
+}
+
+/** The database's own plan of one SELECT, through the Lucid connection that ran it */
+async function planOf(connection: QueryClientContract, sql: string, recordedBindings: unknown[]) {
+  const dialect = connection.dialect.name
+  const prefix =
+    dialect === 'postgres'
+      ? 'EXPLAIN (FORMAT JSON) '
+      : dialect === 'mysql'
+        ? 'EXPLAIN FORMAT=JSON '
+        : dialect === 'better-sqlite3' || dialect === 'sqlite3' || dialect === 'libsql'
+          ? 'EXPLAIN QUERY PLAN '
+          : 'EXPLAIN '
+  const [text, bindings] =
+    dialect === 'postgres' ? knexPlaceholders(sql, recordedBindings) : [sql, recordedBindings]
+  const result = await connection.rawQuery(prefix + text, bindings as any[])
+  // each driver wraps rows its own way
+  if (dialect === 'postgres') return result.rows
+  if (dialect === 'mysql') return result[0]
+  return result
 }
 
 /**

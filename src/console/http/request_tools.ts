@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { HttpContext } from '@adonisjs/core/http'
-import { ConsoleReplayIncompleteException } from '../errors.ts'
+import { ConsoleReplayFailedException, ConsoleReplayIncompleteException } from '../errors.ts'
 import { findEntry } from './find_entry.ts'
 import { isEntryId } from '../ids.ts'
 import type { ConsoleManager } from '../manager.ts'
@@ -78,6 +78,11 @@ export function recordedRequest(entry: ConsoleEntry): RecordedRequest {
 
   let body: string | null = null
   let complete = true
+  // a client may send an absolute URL or "*" as its target: appended to this app's origin it names no URL
+  if (!url.startsWith('/')) {
+    complete = false
+    notes.push(`the recorded target "${url.slice(0, 200)}" is not a path on this app`)
+  }
   const recorded = content.body
   if (typeof recorded === 'string' && recorded.startsWith('[skipped')) {
     complete = false
@@ -185,15 +190,23 @@ export class RequestToolsController {
     if (!request.complete) {
       throw new ConsoleReplayIncompleteException(`Cannot replay: ${request.notes.join('; ')}`)
     }
-    const answer = await fetch(`${await this.#ownUrl()}${request.url}`, {
-      method: request.method,
-      headers: { ...request.headers, [REPLAY_HEADER]: `${REPLAY_NONCE}.${entry.id}` },
-      body: request.body ?? undefined,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(REPLAY_TIMEOUT_MS),
-    })
-    // only the status matters; the body is read to free the connection
-    await answer.arrayBuffer()
+    const target = `${await this.#ownUrl()}${request.url}`
+    let answer: Response
+    try {
+      answer = await fetch(target, {
+        method: request.method,
+        headers: { ...request.headers, [REPLAY_HEADER]: `${REPLAY_NONCE}.${entry.id}` },
+        body: request.body ?? undefined,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(REPLAY_TIMEOUT_MS),
+      })
+      // only the status matters; the body is read to free the connection
+      await answer.arrayBuffer()
+    } catch (error) {
+      const cause = (error as { cause?: { message?: string } })?.cause?.message
+      const reason = cause ?? (error as Error)?.message ?? String(error)
+      throw new ConsoleReplayFailedException(`The replay got no answer from this app: ${reason}`)
+    }
     await this.#manager.recorder.flush()
     return {
       data: {

@@ -30,7 +30,10 @@ export function parseInstant(value: string, name: string, now = Date.now()): num
     try {
       ms = stringHelpers.milliseconds.parse(text)
     } catch {}
-    if (Number.isFinite(ms) && ms >= 0) return now - ms
+    // a duration past what a Date can hold (99999999999999y) names the input, not "Invalid time value"
+    if (Number.isFinite(ms) && ms >= 0 && Number.isFinite(new Date(now - ms).getTime())) {
+      return now - ms
+    }
   } else if (/^\d{4}-\d{2}-\d{2}/.test(text)) {
     const ms = Date.parse(text)
     if (Number.isFinite(ms)) return ms

@@ -114,7 +114,7 @@ export class QueuesController {
     let limit = DEFAULT_JOBS_LIMIT
     const rawLimit = one(qs, 'limit')
     if (rawLimit !== undefined) {
-      limit = Number(rawLimit)
+      limit = /^\d{1,3}$/.test(rawLimit) ? Number(rawLimit) : Number.NaN
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_JOBS_LIMIT) {
         invalid('limit', `"limit" must be a whole number from 1 to ${MAX_JOBS_LIMIT}`)
       }

@@ -44,6 +44,19 @@ const DIALECTS: Record<string, keyof typeof UNPACK> = {
   'mysql': 'mysql',
 }
 
+/**
+ * PostgreSQL's `json` refuses the `\u0000` escape (text cannot hold U+0000),
+ * and one recorded NUL (a `?q=%00` in a request) would fail the statement and
+ * drop every entry of the flush: the chunk carries U+FFFD in its place. A
+ * run of backslashes before `u0000` escapes it only when odd in number.
+ */
+export function withoutNulEscapes(json: string) {
+  if (!json.includes('\\u0000')) return json
+  return json.replace(/(\\+)u0000/g, (match, slashes: string) =>
+    slashes.length % 2 === 1 ? `${slashes.slice(1)}\\ufffd` : match
+  )
+}
+
 /** Writes `entry`'s row into `values` from `at`, one value per column of `COLUMNS` */
 function putRow(values: unknown[], at: number, entry: ConsoleEntry) {
   values[at] = entry.id
@@ -107,10 +120,12 @@ export async function insertEntries(
   entries: ConsoleEntry[],
   sql = unpackingInsert(client)
 ) {
+  const postgres = DIALECTS[client.dialect.name] === 'postgres'
   for (let index = 0; index < entries.length; index += INSERT_CHUNK) {
     const chunk = entries.slice(index, index + INSERT_CHUNK)
     if (sql) {
-      await client.rawQuery(sql, [JSON.stringify(chunk.map(rowOf))])
+      const json = JSON.stringify(chunk.map(rowOf))
+      await client.rawQuery(sql, [postgres ? withoutNulEscapes(json) : json])
       continue
     }
     await client
