@@ -1,6 +1,7 @@
 import { test } from '@japa/runner'
 import type { HttpContext } from '@adonisjs/core/http'
-import { ALICE, agentApp, errorOf } from '../agent/helpers.ts'
+import { ALICE, agentApp, deltasOf, errorOf } from '../agent/helpers.ts'
+import { AGENT_TABLES, json } from '../../src/agent/store/lucid_rows.ts'
 
 const ADMIN = { 'x-admin': 'yes', 'content-type': 'application/json' }
 
@@ -73,6 +74,44 @@ test.group('Hostile | agent gateway HTTP', () => {
     assert.equal(((await thread.json()) as { title: string }).title, 'hello')
     const prices = await app.governance('/pricing')
     assert.deepEqual(await prices.json(), [])
+  })
+
+  test('a NUL in the model answer is stored as U+FFFD and the run ends done, on every database', async ({
+    assert,
+  }) => {
+    const app = await agentApp()
+    app.fake.reply({ text: ['hel', 'lo\u0000there'] })
+    const { response, sse } = await app.chat({ message: 'hello' }, ALICE)
+    const frames = await sse.rest()
+    // the stream relays what the model sent; only the stored copy changes
+    assert.deepEqual(deltasOf(frames), ['hel', 'lo\u0000there'])
+    assert.equal(frames.at(-1)?.event, 'done')
+
+    const threadId = response.headers.get('x-agent-thread-id')!
+    const stored = await app.request('GET', `/threads/${threadId}`)
+    const detail = (await stored.json()) as {
+      messages: Array<{ role: string; content: string }>
+    }
+    assert.deepEqual(
+      detail.messages.map((message) => [message.role, message.content]),
+      [
+        ['user', 'hello'],
+        ['assistant', 'hello\ufffdthere'],
+      ]
+    )
+    const run = await app.db
+      .from(AGENT_TABLES.runs)
+      .where('id', response.headers.get('x-agent-run-id')!)
+      .first()
+    assert.equal(run.status, 'done')
+  })
+
+  test('JSON columns keep a NUL as the \\ufffd escape, and an escaped backslash before u0000 as it is', ({
+    assert,
+  }) => {
+    assert.equal(json({ a: 'x\u0000' }), '{"a":"x\\ufffd"}')
+    assert.equal(json({ a: '\\u0000' }), '{"a":"\\\\u0000"}')
+    assert.equal(JSON.parse(json(['\\\u0000'])!)[0], '\\\ufffd')
   })
 
   test('a repeated or bracketed ?after= is a 400, not a replay from the start', async ({

@@ -4,7 +4,7 @@ import { consoleApp } from '../console/helpers.ts'
 import { explainWithLucid, watchers } from '../../src/console/main.ts'
 import { parseListQuery } from '../../src/console/http/entries_controller.ts'
 import { parseInstant } from '../../src/console/mcp/tools.ts'
-import { withoutNulEscapes } from '../../src/console/stores/bulk_insert.ts'
+import { withoutNulEscapes } from '../../src/shared/nul.ts'
 
 test.group('Hostile | console API and recording', () => {
   test('a NUL byte in a recorded request never drops the entries flushed with it', async ({

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Database } from '@adonisjs/lucid/database'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { AgentConfigException } from '../errors.ts'
+import { withoutNul } from '../../shared/nul.ts'
 import { AGENT_TABLES, json, message, parse, run, thread, turnStartRows } from './lucid_rows.ts'
 import { UsageLedger } from './lucid_ledger.ts'
 import { LucidToolCalls } from './lucid_tool_calls.ts'
@@ -233,7 +234,7 @@ export class LucidAgentStore implements AgentStore {
       thread_id: input.threadId,
       run_id: input.runId,
       role: input.role,
-      content: input.content,
+      content: withoutNul(input.content),
       tool_calls: input.toolCalls?.length ? json(input.toolCalls) : null,
       tool_results: input.toolResults?.length ? json(input.toolResults) : null,
       attachments: input.attachments?.length ? json(input.attachments) : null,

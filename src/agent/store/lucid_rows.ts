@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { withoutNul, withoutNulEscapes } from '../../shared/nul.ts'
 import type { MessageRow, RunRow, ThreadRow, ToolCallRow, TurnStart } from './contract.ts'
 
 /** The gateway's tables, as the migration stubs create them */
@@ -30,8 +31,11 @@ export function toDate(value: unknown): Date | null {
   return Number.isNaN(date.getTime()) ? null : date
 }
 
+/** A value as its JSON column stores it; a NUL in a string is kept as U+FFFD (see shared/nul.ts) */
 export function json(value: unknown) {
-  return value === undefined ? null : JSON.stringify(value)
+  if (value === undefined) return null
+  const text: string | undefined = JSON.stringify(value)
+  return text === undefined ? text : withoutNulEscapes(text)
 }
 
 export function parse(value: unknown): any {
@@ -127,7 +131,7 @@ export function turnStartRows(input: TurnStart) {
       thread_id: threadId,
       run_id: input.run.id,
       role: 'user',
-      content: input.question.content,
+      content: withoutNul(input.question.content),
       tool_calls: null,
       tool_results: null,
       attachments: input.question.attachments?.length ? json(input.question.attachments) : null,

@@ -1,6 +1,7 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { RunEnd, TransientSnapshot, TransientThreadStore, UsageInput } from './contract.ts'
 import { usageColumns, type UsageLedger } from './lucid_ledger.ts'
+import { withoutNul } from '../../shared/nul.ts'
 import { AGENT_TABLES, json } from './lucid_rows.ts'
 
 /**
@@ -67,7 +68,7 @@ export class LucidTransientThreads implements TransientThreadStore {
             thread_id: message.threadId,
             run_id: message.runId,
             role: message.role,
-            content: message.content,
+            content: withoutNul(message.content),
             tool_calls: message.toolCalls?.length ? json(message.toolCalls) : null,
             tool_results: message.toolResults?.length ? json(message.toolResults) : null,
             follow_ups: message.followUps ? json(message.followUps) : null,

@@ -1,6 +1,7 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { prepareTags } from '../models/console_entry.ts'
 import type { ConsoleEntry } from '../types.ts'
+import { withoutNulEscapes } from '../../shared/nul.ts'
 import { ROW_WIDTH } from './flat_rows.ts'
 
 /** Rows per insert statement inside a flush's transaction */
@@ -42,19 +43,6 @@ const DIALECTS: Record<string, keyof typeof UNPACK> = {
   'libsql': 'sqlite',
   'postgres': 'postgres',
   'mysql': 'mysql',
-}
-
-/**
- * PostgreSQL's `json` refuses the `\u0000` escape (text cannot hold U+0000),
- * and one recorded NUL (a `?q=%00` in a request) would fail the statement and
- * drop every entry of the flush: the chunk carries U+FFFD in its place. A
- * run of backslashes before `u0000` escapes it only when odd in number.
- */
-export function withoutNulEscapes(json: string) {
-  if (!json.includes('\\u0000')) return json
-  return json.replace(/(\\+)u0000/g, (match, slashes: string) =>
-    slashes.length % 2 === 1 ? `${slashes.slice(1)}\\ufffd` : match
-  )
 }
 
 /** Writes `entry`'s row into `values` from `at`, one value per column of `COLUMNS` */
@@ -125,6 +113,7 @@ export async function insertEntries(
     const chunk = entries.slice(index, index + INSERT_CHUNK)
     if (sql) {
       const json = JSON.stringify(chunk.map(rowOf))
+      // one recorded NUL (a `?q=%00`) would fail the statement and drop the whole flush
       await client.rawQuery(sql, [postgres ? withoutNulEscapes(json) : json])
       continue
     }
