@@ -163,4 +163,65 @@ test.group('Agent threads and catalog', () => {
     }
     assert.equal(fake.requests.length, 0)
   })
+
+  test("GET /threads pages newest first with limit and before, ties by id, and refuses others' cursors", async ({
+    assert,
+  }) => {
+    const { request, manager, db } = await agentApp()
+    const store = manager.config.store
+    const ids: string[] = []
+    for (let index = 0; index < 7; index++) {
+      const created = await store.createThread({ actorRef: 'alice', title: `t${index}` })
+      ids.push(created.id)
+    }
+    const bobs = await store.createThread({ actorRef: 'bob', title: 'bob' })
+    // three threads share one updated_at: their order is by id
+    const tie = new Date('2026-01-02T03:04:05.000Z')
+    await db.from('agent_threads').whereIn('id', ids.slice(2, 5)).update({ updated_at: tie })
+    await db
+      .from('agent_threads')
+      .where('id', ids[6])
+      .update({ updated_at: new Date('2020-01-01T00:00:00.000Z') })
+    await store.softDeleteThread(ids[3])
+
+    const idsOf = async (path: string): Promise<string[]> => {
+      const rows = await bodyOf(await request('GET', path))
+      return rows.map((row: any) => row.id)
+    }
+    const everything = await idsOf('/threads')
+    assert.lengthOf(everything, 6)
+    assert.notInclude(everything, ids[3])
+    assert.equal(everything.at(-1), ids[6])
+    const tied = everything.filter((id: string) => [ids[2], ids[4]].includes(id))
+    assert.deepEqual(tied, [ids[2], ids[4]].sort().reverse())
+
+    const walked: string[] = []
+    let before: string | undefined
+    for (let pages = 0; pages < 10; pages++) {
+      const query = before ? `?limit=2&before=${before}` : '?limit=2'
+      const page = await idsOf(`/threads${query}`)
+      assert.isAtMost(page.length, 2)
+      if (page.length === 0) break
+      walked.push(...page)
+      before = page.at(-1)
+    }
+    assert.deepEqual(walked, everything)
+
+    // a deleted thread stays a cursor, at the place its deletion (an update) gave it: the newest
+    assert.deepEqual(await idsOf(`/threads?before=${ids[3]}`), everything)
+    assert.deepEqual(await idsOf(`/threads?before=${everything[1]}&limit=1`), [everything[2]])
+
+    for (const [query, field] of [
+      [`before=${bobs.id}`, 'before'],
+      ['before=not%20an%20id', 'before'],
+      ['limit=0', 'limit'],
+      ['limit=201', 'limit'],
+      ['limit=1e2', 'limit'],
+    ]) {
+      const response = await request('GET', `/threads?${query}`)
+      assert.equal(response.status, 400, query)
+      const error = await errorOf(response)
+      assert.equal(error.field, field, query)
+    }
+  })
 })

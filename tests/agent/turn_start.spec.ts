@@ -82,7 +82,7 @@ test.group('Agent store: the rows a turn writes before its model call', () => {
           question: { content: 'two' },
         })
       )
-      const threads = await store.listThreads(actorRef)
+      const threads = (await store.listThreads(actorRef, { limit: 10 }))!
       assert.deepEqual(
         threads.map((row) => row.title),
         ['First'],

@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import {
+  AgentInvalidRequestException,
   AgentNotFoundException,
   AgentReplayGoneException,
   AgentTransientThreadException,
@@ -16,6 +17,7 @@ import {
   parseMessageId,
   parseResumePoint,
   parseThreadPatch,
+  parseThreadsPage,
 } from './requests.ts'
 
 async function manager(ctx: HttpContext): Promise<AgentManager> {
@@ -107,11 +109,20 @@ export async function catalog(ctx: HttpContext) {
   return agents.catalog()
 }
 
-/** `GET /agent/threads` */
+/** `GET /agent/threads`: the newest first, a page at a time (`limit`, `before`) */
 export async function listThreads(ctx: HttpContext) {
   const agents = await manager(ctx)
   const actor = await agents.actor(ctx)
-  const threads = await agents.config.store.listThreads(actor.id)
+  const threads = await agents.config.store.listThreads(
+    actor.id,
+    parseThreadsPage(ctx.request.qs())
+  )
+  if (!threads) {
+    throw new AgentInvalidRequestException(
+      '"before" must be the id of one of your threads',
+      'before'
+    )
+  }
   return threads.map(summary)
 }
 

@@ -2,6 +2,8 @@ import { parseAttachments } from '../attachments/requests.ts'
 import type { ResolvedAttachments } from '../attachments/config.ts'
 import { AgentInvalidRequestException, AgentNotFoundException } from '../errors.ts'
 import type { ChatRequest } from '../manager.ts'
+import type { ThreadPage } from '../store/contract.ts'
+import { MAX_LIMIT, integer } from './dashboard_params.ts'
 
 const ID = /^[a-zA-Z0-9-]{1,64}$/
 
@@ -137,6 +139,20 @@ export function parseId(value: unknown, resource: 'thread' | 'run'): string {
     throw new AgentNotFoundException(resource)
   }
   return value
+}
+
+/** Threads a page of `GET /agent/threads` holds unless `limit` says otherwise */
+const THREADS_PAGE = 100
+
+/** `GET /agent/threads` query: `limit` (100, at most 200) and `before`, a thread id */
+export function parseThreadsPage(query: Record<string, unknown>): ThreadPage {
+  const limit = integer(query.limit, 'limit', THREADS_PAGE, MAX_LIMIT)
+  const before = query.before
+  if (before === undefined || before === '') return { limit }
+  if (typeof before !== 'string' || !ID.test(before)) {
+    throw new AgentInvalidRequestException('"before" must be a thread id', 'before')
+  }
+  return { limit, before }
 }
 
 /** `POST /agent/tool-call/approve` and `/reject` bodies */

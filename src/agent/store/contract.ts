@@ -191,6 +191,13 @@ export interface TransientThreadStore {
   save(snapshot: TransientSnapshot): Promise<void>
 }
 
+/** A page of `GET /agent/threads` */
+export interface ThreadPage {
+  limit: number
+  /** A thread id: the page starts after it */
+  before?: string
+}
+
 /** What a turn writes before its model call */
 export interface TurnStart {
   /** The stored thread the turn continues, or the owner and title of a new one */
@@ -216,7 +223,12 @@ export interface AgentStore {
   createThread(input: { actorRef: string; title: string | null }): Promise<ThreadRow>
   /** A live (not deleted) thread, or null */
   findThread(id: string): Promise<ThreadRow | null>
-  listThreads(actorRef: string): Promise<ThreadRow[]>
+  /**
+   * The actor's live threads, the most recently updated first (ties by id),
+   * at most `page.limit`; with `page.before`, those after that thread in the
+   * order (where it stands now). Null when `before` is no thread of the actor.
+   */
+  listThreads(actorRef: string, page: ThreadPage): Promise<ThreadRow[] | null>
   updateThread(id: string, patch: { title?: string; defaultAgent?: string | null }): Promise<void>
   softDeleteThread(id: string): Promise<void>
   /**

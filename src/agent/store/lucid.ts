@@ -19,6 +19,7 @@ import type {
   RunOutcome,
   RunRow,
   UsageInput,
+  ThreadPage,
   ThreadRow,
   TurnStart,
 } from './contract.ts'
@@ -119,13 +120,29 @@ export class LucidAgentStore implements AgentStore {
     return row ? thread(row) : null
   }
 
-  async listThreads(actorRef: string) {
-    const rows = await this.#client
+  async listThreads(actorRef: string, page: ThreadPage) {
+    const query = this.#client
       .from(AGENT_TABLES.threads)
       .where('actor_ref', actorRef)
       .whereNull('deleted_at')
-      .orderBy('updated_at', 'desc')
-      .orderBy('id', 'desc')
+    if (page.before !== undefined) {
+      // a deleted thread still has its place, so a page can start after one deleted since
+      const cursor = await this.#client
+        .from(AGENT_TABLES.threads)
+        .where('id', page.before)
+        .where('actor_ref', actorRef)
+        .select('id', 'updated_at')
+        .first()
+      if (!cursor) return null
+      query.where((older) =>
+        older
+          .where('updated_at', '<', cursor.updated_at)
+          .orWhere((tied) =>
+            tied.where('updated_at', cursor.updated_at).where('id', '<', cursor.id)
+          )
+      )
+    }
+    const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(page.limit)
     return rows.map(thread)
   }
 
