@@ -23,6 +23,7 @@ import { once } from 'node:events'
 import { availableParallelism } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { agentDatabase, fakeModelProcess, gatewayApp } from '../lib/agent_app.ts'
+import { processCpuMicros } from '../lib/process_cpu.ts'
 import { figure, percentile, printTable } from '../lib/report.ts'
 
 const TOKENS = Number(process.env.BENCH_TOKENS ?? 5000)
@@ -52,31 +53,11 @@ const client = fork(fileURLToPath(new URL('../lib/agent_stream_client.ts', impor
 })
 await once(client, 'message')
 
-// The client's answers to the rounds, and apart from them its answers about its CPU time
-const answers: any[] = []
-let answered: (() => void) | null = null
-const cpuWaiters: Array<(ms: number) => void> = []
-client.on('message', (message: any) => {
-  if (message.cpu) {
-    cpuWaiters.shift()?.((message.cpu.user + message.cpu.system) / 1000)
-    return
-  }
-  answers.push(message)
-  answered?.()
-})
-async function nextAnswer() {
-  while (!answers.length) await new Promise<void>((resolve) => (answered = resolve))
-  return answers.shift()
-}
-
-/** The CPU time each process has used so far */
-async function cpuTimes(): Promise<CpuTimes> {
+/** The CPU time each process has used so far (the other two read from /proc: NaN elsewhere) */
+function cpuTimes(): CpuTimes {
   const app = process.cpuUsage()
-  const clientMs = new Promise<number>((resolve) => {
-    cpuWaiters.push(resolve)
-    client.send({ kind: 'cpu' })
-  })
-  return { app: (app.user + app.system) / 1000, client: await clientMs, model: await fake.cpuMs() }
+  const msOf = (pid: number | undefined) => (processCpuMicros(pid ?? 0) ?? Number.NaN) / 1000
+  return { app: (app.user + app.system) / 1000, client: msOf(client.pid), model: msOf(fake.pid) }
 }
 
 /** The gateway's heap and external memory after a full collection, in bytes */
@@ -99,7 +80,7 @@ async function round(
 ): Promise<StreamFigures[] & { allFlowingMs: number; startCpu: CpuTimes }> {
   const reply = { text: Array.from({ length: tokens }, () => 'x'), perSecond: rate, stamp: true }
   await fake.reply(...Array.from({ length: streams }, () => reply))
-  const before = await cpuTimes()
+  const before = cpuTimes()
   client.send(
     path === 'direct'
       ? { kind: 'direct', modelUrl: fake.url, streams }
@@ -109,15 +90,13 @@ async function round(
   let allFlowingMs = Number.NaN
   let startCpu: CpuTimes = { app: Number.NaN, client: Number.NaN, model: Number.NaN }
   for (;;) {
-    const answer = (await nextAnswer()) as {
-      streaming?: true
-      streams?: StreamFigures[]
-      error?: string
-    }
+    const [answer] = (await once(client, 'message')) as [
+      { streaming?: true; streams?: StreamFigures[]; error?: string },
+    ]
     if (answer.error !== undefined) throw new Error(`client: ${answer.error}`)
     if (answer.streaming) {
       allFlowingMs = performance.now() - sent
-      const flowing = await cpuTimes()
+      const flowing = cpuTimes()
       startCpu = {
         app: flowing.app - before.app,
         client: flowing.client - before.client,

@@ -67,12 +67,8 @@ export async function fakeModelProcess(reply?: FakeReply, turns?: number) {
       child.send({ replies })
       await once(child, 'message')
     },
-    /** The process's CPU time so far, user and system, in milliseconds */
-    async cpuMs() {
-      child.send({ cpu: true })
-      const [{ cpu }] = (await once(child, 'message')) as [{ cpu: NodeJS.CpuUsage }]
-      return (cpu.user + cpu.system) / 1000
-    },
+    /** The process's id, to read its CPU time (process_cpu.ts) */
+    pid: child.pid,
     close: () => child.kill(),
   }
 }

@@ -4,7 +4,6 @@
  * loop. It answers every request with the reply given in argv[2] (JSON),
  * argv[3] times, then with the replies sent to it over IPC
  * (`{ replies }`, acknowledged), and sends its URL over IPC once it listens.
- * `{ cpu: true }` answers its CPU time so far (`process.cpuUsage()`).
  */
 import { FakeModelServer } from '../../tests/agent/fake_model.ts'
 
@@ -14,8 +13,7 @@ if (process.argv[2]) {
   const turns = Number(process.argv[3] ?? 10_000)
   fake.reply(...Array.from({ length: turns }, () => reply))
 }
-process.on('message', (message: { replies: any[] } | { cpu: true }) => {
-  if ('cpu' in message) return process.send!({ cpu: process.cpuUsage() })
+process.on('message', (message: { replies: any[] }) => {
   fake.reply(...message.replies)
   process.send!({ queued: message.replies.length })
 })

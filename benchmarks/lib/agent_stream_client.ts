@@ -8,7 +8,6 @@
  * delays and the delta rate. `{ streaming: true }` goes out once every stream
  * has delivered its first delta; only the deltas after that moment count in
  * the delays (the relay of flowing streams, not the queue of turns starting).
- * `{ kind: 'cpu' }` answers its CPU time so far, between the other answers.
  */
 import { performance } from 'node:perf_hooks'
 import { streamText } from 'ai'
@@ -88,8 +87,7 @@ function directReader(modelUrl: string): Reader {
   }
 }
 
-process.on('message', async (job: Job | { kind: 'cpu' }) => {
-  if (job.kind === 'cpu') return process.send!({ cpu: process.cpuUsage() })
+process.on('message', async (job: Job) => {
   try {
     let started = 0
     const firstDelta = () => {
