@@ -22,30 +22,48 @@ import { useBodyParser } from '../../tests/agent/helpers.ts'
 import { actors, defineConfig, type AgentConfigInput } from '../../src/agent/main.ts'
 import { bootHttpApp } from './http_app.ts'
 
-/** A temporary directory holding a SQLite file (WAL) with the agent tables */
-export async function agentDatabase() {
+/**
+ * The agent tables in a database of `dialect`: a SQLite file (WAL) in a
+ * temporary directory, or a PostgreSQL schema of this process's own
+ * (`BENCH_DB=pg`), dropped by `remove()`.
+ */
+export async function agentDatabase(dialect: 'sqlite' | 'pg' = 'sqlite') {
   const directory = await mkdtemp(join(tmpdir(), 'atrium-agent-bench-'))
-  // WAL, as a production SQLite should run (and as the payments benchmarks do)
-  const sqlite: any = connectionConfig('sqlite', directory)
-  sqlite.pool = {
-    afterCreate: (connection: any, done: any) => {
-      connection.pragma('journal_mode = WAL')
-      connection.pragma('synchronous = NORMAL')
-      done(null, connection)
-    },
+  const config: any = connectionConfig(dialect, directory)
+  const schema = `bench_agent_${process.pid}`
+  if (dialect === 'sqlite') {
+    config.pool = {
+      afterCreate: (connection: any, done: any) => {
+        connection.pragma('journal_mode = WAL')
+        connection.pragma('synchronous = NORMAL')
+        done(null, connection)
+      },
+    }
+  } else {
+    config.searchPath = [schema]
   }
-  const database = { connection: 'sqlite', connections: { sqlite } }
-  const schemaDb = new Database(
-    database as any,
-    new LoggerFactory().create(),
-    new Emitter(new AppFactory().create(pathToFileURL(`${directory}/`)))
-  )
+  const database = { connection: dialect, connections: { [dialect]: config } }
+  const open = () =>
+    new Database(
+      database as any,
+      new LoggerFactory().create(),
+      new Emitter(new AppFactory().create(pathToFileURL(`${directory}/`)))
+    )
+  const schemaDb = open()
+  if (dialect === 'pg') await schemaDb.rawQuery(`create schema if not exists "${schema}"`)
   await migrateStubs(schemaDb, 'agent')
   await schemaDb.manager.closeAll()
   return {
     directory,
     database,
-    remove: () => rm(directory, { recursive: true, force: true }),
+    async remove() {
+      if (dialect === 'pg') {
+        const db = open()
+        await db.rawQuery(`drop schema if exists "${schema}" cascade`)
+        await db.manager.closeAll()
+      }
+      await rm(directory, { recursive: true, force: true })
+    },
   }
 }
 
