@@ -1,11 +1,11 @@
 /**
- * The store's part of a chat turn before the model call (create and find the
+ * The store's part of a chat turn on a new thread (create and find the
  * thread, insert the run and the question, read the history) on SQLite in
  * WAL mode: better-sqlite3 prepared statements (the store's default there)
  * beside the same calls through knex (`preparedStatements: false`), and the
- * same rows through `startTurn` (the gateway's path: one transaction, the
- * history read in it), interleaved in one process so a noisy moment colours
- * them alike.
+ * same rows through `startTurn` (the gateway's path: one transaction, and
+ * no read, since a new thread's history is its question), interleaved in one
+ * process so a noisy moment colours them alike.
  */
 import { pathToFileURL } from 'node:url'
 import { randomUUID } from 'node:crypto'
@@ -38,15 +38,23 @@ async function turn(store: LucidAgentStore) {
   await store.listMessages(thread.id)
   return performance.now() - start
 }
-/** The same rows as the gateway writes them: the thread found by id, then one transaction */
+/** The same rows as the gateway writes them for a new thread: one transaction, no read */
 async function startTurn(store: LucidAgentStore) {
   const start = performance.now()
-  const { thread } = await store.startTurn({
-    thread: { actorRef: 'alice', title: 'hello' },
+  const now = new Date()
+  await store.startTurn({
+    thread: {
+      id: randomUUID(),
+      actorRef: 'alice',
+      title: 'hello',
+      defaultAgent: null,
+      createdAt: now,
+      updatedAt: now,
+    },
+    newThread: true,
     run: { id: randomUUID(), actorRef: 'alice', agentName: 'default' },
     question: { content: 'hello there' },
   })
-  await store.findThread(thread.id)
   return performance.now() - start
 }
 const WARMUP = 200
@@ -66,8 +74,8 @@ const row = (path: string, values: number[]) => ({
   p50: figure(percentile(values, 50), ' ms'),
   p99: figure(percentile(values, 99), ' ms'),
 })
-printTable(`The store's part of a turn before the model call, ${RUNS} turns each (SQLite, WAL)`, [
-  row('startTurn: one transaction, prepared statements', times.startTurn),
+printTable(`The store's part of a turn on a new thread, ${RUNS} turns each (SQLite, WAL)`, [
+  row('startTurn: one transaction, prepared statements, no read', times.startTurn),
   row('separate calls, prepared statements', times.prepared),
   row('knex (preparedStatements: false)', times.lucid),
   {

@@ -14,7 +14,8 @@ import { stageAttachments } from './attachments/resolve.ts'
 import { ToolCallDecisions } from './decisions.ts'
 import { RunEventLog, type RunFrame, type RunReader } from './run_log.ts'
 import { TurnRunner } from './runner.ts'
-import { startTurn } from './turn_start.ts'
+import { STORED, startTurn } from './turn_start.ts'
+import { afterStored } from './store/after_stored.ts'
 import type { RunRow, ThreadRow, ThreadStore } from './store/contract.ts'
 import { TransientThreads } from './transient/registry.ts'
 import type { AgentActor, ResolvedAgent, ResolvedAgentConfig } from './types.ts'
@@ -169,7 +170,7 @@ export class AgentManager {
       ? await stageAttachments(this.config.attachments, actor, request.attachments)
       : undefined
     const runId = randomUUID()
-    const { thread, store, history } = await startTurn(
+    const { thread, store, history, stored } = await startTurn(
       { store: this.config.store, transient: this.#transient },
       actor,
       request,
@@ -181,11 +182,7 @@ export class AgentManager {
     const log = new RunEventLog(runId, actor.id, this.config.sse.maxFramesPerRun)
     log.append({ event: 'meta', data: { runId, threadId: thread.id } })
     const controller = new AbortController()
-    // With the Redis sink every frame is mirrored there, under this instance's lease
-    this.config.sink?.produce(log, {
-      onCancel: () => controller.abort(new Error('cancelled')),
-      onLeaseLost: () => controller.abort(new Error('lease lost')),
-    })
+    // The run starts before its rows are stored (see startTurn): its own writes wait for them
     const done = this.#runner
       .run({
         runId,
@@ -195,7 +192,8 @@ export class AgentManager {
         log,
         signal: controller.signal,
         approvals: this.#approvals,
-        store,
+        store: stored === STORED ? store : afterStored(store, stored),
+        stored,
         history,
         pageContext: request.pageContext,
       })
@@ -213,6 +211,18 @@ export class AgentManager {
         this.#timers.add(timer)
       })
     this.#runs.set(runId, { log, controller, threadId: thread.id, done })
+    try {
+      await stored
+    } catch (error) {
+      // Nothing of the turn was stored: its model call stops, and the chat fails as the write did
+      controller.abort(error)
+      throw error
+    }
+    // With the Redis sink every frame is mirrored there, under this instance's lease
+    this.config.sink?.produce(log, {
+      onCancel: () => controller.abort(new Error('cancelled')),
+      onLeaseLost: () => controller.abort(new Error('lease lost')),
+    })
     debug('run %s started (agent %s)', runId, agent.name)
     return { runId, threadId: thread.id, log }
   }

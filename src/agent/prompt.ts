@@ -2,7 +2,7 @@ import type { ApplicationService } from '@adonisjs/core/types'
 import { contributorMethodOf } from './decorators.ts'
 import { AgentConfigException } from './errors.ts'
 import type { ModelMessage } from './model/port.ts'
-import type { MessageRow } from './store/contract.ts'
+import type { MessageAttachment, MessageRow } from './store/contract.ts'
 import type {
   AgentActor,
   ResolvedAgent,
@@ -108,6 +108,24 @@ export function withPageContext(
   return copy
 }
 
+/** A user message as the model sees it; the bytes are read from the staging just before the call */
+export function userMessageOf(
+  content: string,
+  attachments: MessageAttachment[] | null | undefined
+): ModelMessage {
+  if (!attachments) return { role: 'user', text: content }
+  return {
+    role: 'user',
+    text: content,
+    attachments: attachments.map((attachment) => ({
+      id: attachment.id,
+      name: attachment.name,
+      contentType: attachment.contentType,
+      data: null,
+    })),
+  }
+}
+
 /**
  * Rebuilds the model's view of a thread. An assistant turn whose tool calls
  * never got results (a run cancelled mid-tool) gets a synthetic refusal, as
@@ -117,14 +135,7 @@ export function historyOf(rows: MessageRow[]): ModelMessage[] {
   const messages: ModelMessage[] = []
   for (const [index, row] of rows.entries()) {
     if (row.role === 'user') {
-      // The bytes are read from the staging just before the model call
-      const attachments = row.attachments?.map((attachment) => ({
-        id: attachment.id,
-        name: attachment.name,
-        contentType: attachment.contentType,
-        data: null,
-      }))
-      messages.push({ role: 'user', text: row.content, ...(attachments ? { attachments } : {}) })
+      messages.push(userMessageOf(row.content, row.attachments))
     } else if (row.role === 'assistant') {
       const toolCalls = row.toolCalls ?? []
       messages.push({ role: 'assistant', text: row.content, toolCalls })

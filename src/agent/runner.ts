@@ -89,12 +89,17 @@ export class TurnRunner {
       quotaDay: dayIn(this.#config.quotaTimeZone),
       retries: 0,
     }
-    publishAgentEvent('run.started', {
-      runId,
-      threadId: thread.id,
-      actorRef: actor.id,
-      agentName: agent.name,
-    })
+    // Announced once its row exists; a turn whose rows could not be stored never started
+    request.stored.then(
+      () =>
+        publishAgentEvent('run.started', {
+          runId,
+          threadId: thread.id,
+          actorRef: actor.id,
+          agentName: agent.name,
+        }),
+      () => {}
+    )
     // The store records the end first, so a subscriber reading the run sees it finished
     const finish = async (outcome: Omit<RunOutcome, 'model' | 'steps' | 'retries'>) => {
       await store.finishRun(runId, {
@@ -113,7 +118,7 @@ export class TurnRunner {
       })
     }
     try {
-      const history = historyOf(request.history ?? (await store.listMessages(thread.id)))
+      const history = request.history ?? historyOf(await store.listMessages(thread.id))
       let answer: MessageRow | null = null
       const retrieved = await turnRetrieval(
         this.#config.retrieval,

@@ -5,7 +5,7 @@
 import type { ApprovalWaiters } from './approvals.ts'
 import type { ModelMessage, ModelToolCall } from './model/port.ts'
 import type { RunEventLog } from './run_log.ts'
-import type { MessageRow, ThreadRow, ThreadStore } from './store/contract.ts'
+import type { ThreadRow, ThreadStore } from './store/contract.ts'
 import type { AgentActor, ResolvedAgent } from './types.ts'
 
 /** One chat turn to run */
@@ -19,8 +19,10 @@ export interface TurnRequest {
   signal: AbortSignal
   /** The thread's rows: the store, or the memory of a transient thread */
   store: ThreadStore
-  /** The thread's messages, read when the turn's rows were written; else the runner reads them */
-  history?: MessageRow[]
+  /** Settles once the turn's own rows (run, question) are stored; `store` waits for it */
+  stored: Promise<void>
+  /** The conversation so far, the question last, when the turn knew it; else the runner reads it */
+  history?: ModelMessage[]
   /** The chat body's `pageContext`, for this turn only */
   pageContext?: Record<string, unknown>
 }

@@ -1,30 +1,45 @@
+import { randomUUID } from 'node:crypto'
 import debug from './debug.ts'
 import { AgentInvalidRequestException, AgentNothingToRegenerateException } from './errors.ts'
 import type { ChatRequest } from './manager.ts'
+import type { ModelMessage } from './model/port.ts'
+import { historyOf, userMessageOf } from './prompt.ts'
 import type {
   AgentStore,
   MessageAttachment,
-  MessageRow,
   ThreadRow,
   ThreadStore,
+  TurnStart,
 } from './store/contract.ts'
 import type { TransientThreads } from './transient/registry.ts'
 import type { AgentActor } from './types.ts'
 
-/** Where a turn's rows went, and the thread's messages when they were read with them */
+/** A turn's thread, where its rows go, and when they are stored */
 export interface StartedTurn {
   thread: ThreadRow
   store: ThreadStore
-  /** Undefined when the turn has to read the history itself */
-  history?: MessageRow[]
+  /** The conversation the model is sent, when known before the turn's rows are stored */
+  history?: ModelMessage[]
+  /**
+   * Settles once the turn's rows are stored: until then the run writes
+   * nothing and nobody else learns of it. Rejects when they could not be.
+   */
+  stored: Promise<void>
 }
 
+/** The `stored` of a turn whose rows were written before it started */
+export const STORED = Promise.resolve()
+
 /**
- * What a turn writes before its first frame: the thread when new, the run
+ * What a turn writes before anyone reads it: the thread when new, the run
  * and the question (or, on a regenerate, the truncated thread and the run).
+ *
  * A stored thread's plain turn goes through the store's `startTurn` when it
- * has one: one transaction, so a failure leaves no thread or run without
- * its question.
+ * has one: one transaction, so a failure leaves no thread or run without its
+ * question. It is not waited for here: the history is known without it (a
+ * stored thread's messages, read first, then the question), so the model
+ * call goes out while an asynchronous driver commits, and `stored` says when
+ * the rows are there.
  */
 export async function startTurn(
   stores: { store: AgentStore; transient: TransientThreads },
@@ -35,14 +50,29 @@ export async function startTurn(
   attachments: MessageAttachment[] | undefined
 ): Promise<StartedTurn> {
   const { store, transient } = stores
-  const stored = existing ? !transient.get(existing.id) : !request.transient
-  if (stored && !request.regenerate && store.startTurn) {
-    const started = await store.startTurn({
-      thread: existing ?? { actorRef: actor.id, title: titleOf(request.message!) },
+  const inStore = existing ? !transient.get(existing.id) : !request.transient
+  if (inStore && !request.regenerate && store.startTurn) {
+    const now = new Date()
+    const thread: ThreadRow = existing ?? {
+      id: randomUUID(),
+      actorRef: actor.id,
+      title: titleOf(request.message!),
+      defaultAgent: null,
+      createdAt: now,
+      updatedAt: now,
+    }
+    const earlier = existing ? historyOf(await store.listMessages(existing.id)) : []
+    const turn: TurnStart = {
+      thread,
+      newThread: !existing,
       run: { id: run.id, actorRef: actor.id, agentName: run.agentName },
       question: { content: request.message!, attachments },
-    })
-    return { ...started, store }
+    }
+    const stored = store.startTurn(turn)
+    // handled by the caller, which awaits it once the run has started
+    stored.catch(() => {})
+    const question = userMessageOf(request.message!, attachments?.length ? attachments : null)
+    return { thread, store, history: [...earlier, question], stored }
   }
   const { thread, store: threadStore } = existing
     ? { thread: existing, store: transient.get(existing.id) ?? store }
@@ -61,7 +91,7 @@ export async function startTurn(
       attachments,
     })
   }
-  return { thread, store: threadStore }
+  return { thread, store: threadStore, stored: STORED }
 }
 
 /** A new thread's title: the question's first 80 characters on one line */

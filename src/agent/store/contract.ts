@@ -198,10 +198,12 @@ export interface ThreadPage {
   before?: string
 }
 
-/** What a turn writes before its model call */
+/** What a turn writes when it starts */
 export interface TurnStart {
-  /** The stored thread the turn continues, or the owner and title of a new one */
-  thread: ThreadRow | { actorRef: string; title: string | null }
+  /** The stored thread the turn continues, or the new one it creates (its id chosen by the gateway) */
+  thread: ThreadRow
+  /** `thread` is new: it is inserted with the run */
+  newThread: boolean
   run: Pick<RunRow, 'id' | 'actorRef' | 'agentName'>
   /** The user's message, stored under the run */
   question: { content: string; attachments?: MessageAttachment[] }
@@ -257,12 +259,14 @@ export interface AgentStore {
 
   createRun(input: Pick<RunRow, 'id' | 'threadId' | 'actorRef' | 'agentName'>): Promise<void>
   /**
-   * The thread (when new), the run and the question in one transaction, and
-   * the thread's messages then (the question last): all of them or none.
-   * Without it a turn calls `createThread`, `createRun`, `appendMessage` and
-   * `listMessages` in turn.
+   * The thread (when new), the run and the question, and the thread's
+   * `updatedAt`, in one transaction: all of them or none. The gateway calls
+   * it while the turn's first model call is on its way (it reads a stored
+   * thread's messages before), so a store with it keeps its writes off the
+   * time to the first token. Without it a turn calls `createThread`,
+   * `createRun`, `appendMessage` and `listMessages` in turn before its model call.
    */
-  startTurn?(input: TurnStart): Promise<{ thread: ThreadRow; history: MessageRow[] }>
+  startTurn?(input: TurnStart): Promise<void>
   /**
    * Records a running run's end, its duration and its daily rollups in one
    * transaction; a run that has already ended is left as it is.

@@ -10,6 +10,7 @@ import { LucidPricingStore } from './lucid_pricing.ts'
 import { LucidTransientThreads } from './lucid_transient.ts'
 import { LucidQuotaStore } from '../quota/lucid.ts'
 import { SqliteLedgerStatements } from './sqlite_ledger.ts'
+import { startTurnOnPostgres } from './pg_turn.ts'
 import { SqliteTurnStatements, type MessageInsert } from './sqlite_turn.ts'
 import type {
   AgentStore,
@@ -32,8 +33,9 @@ export { AGENT_TABLES, toDate } from './lucid_rows.ts'
  * call) relies on the unique (run_id, tool_call_id) index, not on a dialect
  * feature. On better-sqlite3 the statements of a turn before its first
  * model call, and the usage rows, run ends and rollups after it, run as
- * cached prepared statements (`preparedStatements: false` turns that off),
- * writing the same rows.
+ * cached prepared statements, and on PostgreSQL a turn's rows are one
+ * statement (`preparedStatements: false` turns both off), writing the same
+ * rows.
  */
 export class LucidAgentStore implements AgentStore {
   #db: Database
@@ -287,19 +289,15 @@ export class LucidAgentStore implements AgentStore {
 
   async startTurn(input: TurnStart) {
     const rows = turnStartRows(input)
-    const threadId = rows.run.thread_id
-    const history = this.#turn
-      ? await this.#turn.startTurn(rows)
-      : await this.#client.transaction(async (trx) => {
-          if (rows.thread) await trx.insertQuery().table(AGENT_TABLES.threads).insert(rows.thread)
-          await trx.insertQuery().table(AGENT_TABLES.runs).insert(rows.run)
-          await this.#insertMessage(rows.question, trx)
-          return trx.from(AGENT_TABLES.messages).where('thread_id', threadId).orderBy('id', 'asc')
-        })
-    return {
-      thread: rows.thread ? thread(rows.thread) : (input.thread as ThreadRow),
-      history: history.map(message),
+    if (this.#turn) return this.#turn.startTurn(rows)
+    if (this.#preparedStatements && this.#client.dialect.name === 'postgres') {
+      return startTurnOnPostgres(this.#client, rows)
     }
+    await this.#client.transaction(async (trx) => {
+      if (rows.thread) await trx.insertQuery().table(AGENT_TABLES.threads).insert(rows.thread)
+      await trx.insertQuery().table(AGENT_TABLES.runs).insert(rows.run)
+      await this.#insertMessage(rows.question, trx)
+    })
   }
 
   async setFollowUps(messageId: number, followUps: string[]) {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { withoutNul, withoutNulEscapes } from '../../shared/nul.ts'
 import type { MessageRow, RunRow, ThreadRow, ToolCallRow, TurnStart } from './contract.ts'
 
@@ -104,18 +103,18 @@ export function message(row: any): MessageRow {
 /** The rows of `startTurn`, as every path binds them; `thread` only for a new thread */
 export function turnStartRows(input: TurnStart) {
   const now = new Date()
-  const created =
-    'id' in input.thread
-      ? undefined
-      : {
-          id: randomUUID(),
-          actor_ref: input.thread.actorRef,
-          title: input.thread.title,
-          default_agent: null,
-          created_at: now,
-          updated_at: now,
-        }
-  const threadId = created?.id ?? (input.thread as ThreadRow).id
+  const turnThread = input.thread
+  const created = input.newThread
+    ? {
+        id: turnThread.id,
+        actor_ref: turnThread.actorRef,
+        title: turnThread.title,
+        default_agent: turnThread.defaultAgent,
+        created_at: turnThread.createdAt ?? now,
+        updated_at: turnThread.updatedAt ?? now,
+      }
+    : undefined
+  const threadId = turnThread.id
   return {
     thread: created,
     run: {

@@ -60,10 +60,9 @@ export interface MessageInsert {
 }
 
 /**
- * The statements of a turn before its first model call (thread, run,
- * question, history) as cached better-sqlite3 prepared statements: knex
- * prepares each statement again on every call, which was half the store's
- * time in a turn. They write the values knex would bind, so the rows are
+ * The statements of a turn's start (thread, run, question, history) as
+ * cached better-sqlite3 prepared statements: knex prepares each statement
+ * again on every call, which was half the store's time in a turn. They write the values knex would bind, so the rows are
  * the ones the Lucid path writes. Each call takes the connection from the
  * pool like any query, so inside a transaction (a global one in tests
  * included) it runs on that transaction's connection.
@@ -104,10 +103,10 @@ export class SqliteTurnStatements {
   }
 
   /**
-   * The rows a turn writes before its model call (the thread when new, the
-   * run, the question and its thread's `updated_at`) in one transaction, and
-   * the thread's messages read in it: one connection and one commit instead
-   * of four round trips through the pool and three commits.
+   * The rows a turn writes when it starts (the thread when new, the run, the
+   * question and its thread's `updated_at`) in one transaction: one
+   * connection and one commit instead of three round trips through the pool
+   * and three commits.
    */
   startTurn(rows: { thread?: ThreadInsert; run: RunInsert; question: MessageInsert }) {
     return this.#use((statement, transaction) =>
@@ -115,7 +114,6 @@ export class SqliteTurnStatements {
         if (rows.thread) this.#insertThread(statement, rows.thread)
         this.#insertRun(statement, rows.run)
         this.#insertMessage(statement, rows.question)
-        return statement(LIST_MESSAGES).all(rows.run.thread_id)
       })
     )
   }
