@@ -92,8 +92,13 @@ export const actors = {
  * Store factories for `store`.
  */
 export const stores = {
-  /** Lucid (SQLite, PostgreSQL, MariaDB/MySQL) on the named or default connection */
-  lucid(options: { connection?: string } = {}): AgentStoreFactory {
+  /**
+   * Lucid (SQLite, PostgreSQL, MariaDB/MySQL) on the named or default
+   * connection. `preparedStatements: false` sends every query through Lucid,
+   * for a PostgreSQL pooler that does not keep named prepared statements
+   * (PgBouncer in transaction mode before 1.21).
+   */
+  lucid(options: { connection?: string; preparedStatements?: boolean } = {}): AgentStoreFactory {
     return async (app) => {
       if (!app.container.hasBinding('lucid.db')) {
         throw new AgentConfigException(
@@ -105,7 +110,9 @@ export const stores = {
       // Typed here: an app's container types may not know Lucid's binding
       const db: Database = await app.container.make('lucid.db' as any)
       const { LucidInsightQueries } = await import('./governance/insights.ts')
-      const store = new LucidAgentStore(db, options.connection)
+      const store = new LucidAgentStore(db, options.connection, {
+        preparedStatements: options.preparedStatements,
+      })
       store.governance = new LucidGovernanceQueries(() => db.connection(options.connection))
       store.insights = new LucidInsightQueries(() => db.connection(options.connection))
       return store

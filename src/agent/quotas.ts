@@ -33,8 +33,15 @@ function limitOf(helper: string, value: unknown) {
  * `QuotaStore` works as well.
  */
 export const quotas = {
-  /** The `agent_quota` table on a Lucid connection (what `quotaLimitTokens` uses) */
-  lucid(options: { limitTokens: number; connection?: string }): QuotaStoreFactory {
+  /**
+   * The `agent_quota` table on a Lucid connection (what `quotaLimitTokens`
+   * uses). `preparedStatements: false` as for stores.lucid().
+   */
+  lucid(options: {
+    limitTokens: number
+    connection?: string
+    preparedStatements?: boolean
+  }): QuotaStoreFactory {
     const limitTokens = limitOf('quotas.lucid', options?.limitTokens)
     return async (app) => {
       if (!app.container.hasBinding('lucid.db')) {
@@ -44,7 +51,9 @@ export const quotas = {
       }
       const db: Database = await app.container.make('lucid.db' as any)
       const { LucidQuotaStore } = await import('./quota/lucid.ts')
-      return new LucidQuotaStore(() => db.connection(options.connection), limitTokens)
+      return new LucidQuotaStore(() => db.connection(options.connection), limitTokens, {
+        preparedStatements: options.preparedStatements,
+      })
     }
   },
 

@@ -413,6 +413,31 @@ test.group('Agent daily quota', () => {
     )
   })
 
+  test('the one-step reservation and the transaction path (preparedStatements: false) take and refuse the same', async ({
+    assert,
+  }) => {
+    const app = await agentApp()
+    const outcomeOf = async (actorRef: string, preparedStatements: boolean) => {
+      const store = new LucidQuotaStore(() => app.db.connection(), 100, { preparedStatements })
+      const taken = [
+        await store.reserve(actorRef, '2030-01-04', 60),
+        await store.reserve(actorRef, '2030-01-04', 41),
+        await store.reserve(actorRef, '2030-01-04', 40),
+        await store.reserve(actorRef, '2030-01-04', 1),
+      ].map((hold) => hold?.tokens ?? null)
+      const [row] = await app.db.from('agent_quota').where('actor_ref', actorRef)
+      const holds = await app.db.from('agent_quota_holds').where('actor_ref', actorRef)
+      return {
+        taken,
+        reserved: Number(row.reserved_tokens),
+        holds: holds.map((hold) => Number(hold.tokens)).sort((a, b) => a - b),
+      }
+    }
+    const expected = { taken: [60, null, 40, null], reserved: 100, holds: [40, 60] }
+    assert.deepEqual(await outcomeOf('one-step', true), expected)
+    assert.deepEqual(await outcomeOf('transaction', false), expected)
+  })
+
   test('a hold renewed before its lease ended stays held; once renewals stop it is given back', async ({
     assert,
   }) => {

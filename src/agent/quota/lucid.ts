@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { AGENT_TABLES } from '../store/lucid_rows.ts'
+import { reserveInOneStep } from './one_statement.ts'
 import {
   DEFAULT_HOLD_LEASE_MS,
   type QuotaClock,
@@ -34,15 +35,35 @@ export class LucidQuotaStore implements QuotaStore {
   /** Actor-days whose row this instance has seen, so a reservation skips the insert */
   #knownRows = new Set<string>()
 
-  constructor(client: () => QueryClientContract, limitTokens: number, clock: QuotaClock = {}) {
+  /** False: every reservation takes the transaction path (for poolers without prepared statements) */
+  #preparedStatements: boolean
+
+  constructor(
+    client: () => QueryClientContract,
+    limitTokens: number,
+    options: QuotaClock & { preparedStatements?: boolean } = {}
+  ) {
     this.#client = client
     this.#limitTokens = limitTokens
-    this.#now = clock.now ?? Date.now
+    this.#now = options.now ?? Date.now
+    this.#preparedStatements = options.preparedStatements ?? true
   }
 
   async reserve(actorRef: string, day: string, tokens: number, leaseMs = DEFAULT_HOLD_LEASE_MS) {
     const key = `${day}\0${actorRef}`
     if (!this.#knownRows.has(key)) await this.#createRow(actorRef, day, key)
+    if (this.#preparedStatements) {
+      const holdId = randomUUID()
+      const inOneStep = await reserveInOneStep(this.#client(), {
+        holdId,
+        actorRef,
+        day,
+        tokens,
+        limitTokens: this.#limitTokens,
+        expiresAt: this.#now() + leaseMs,
+      })
+      if (inOneStep) return { id: holdId, actorRef, day, tokens }
+    }
     const hold = await this.#client().transaction((trx) =>
       this.#reserveIn(trx, actorRef, day, tokens, leaseMs)
     )
@@ -57,7 +78,9 @@ export class LucidQuotaStore implements QuotaStore {
   }
 
   /**
-   * The common case costs one conditional update and the hold's insert. Only
+   * The transaction path: what the one-step path (the common case, in
+   * one_statement.ts) leaves to it, and every reservation on MariaDB. The
+   * common case costs one conditional update and the hold's insert. Only
    * a refused reservation looks for holds of dead instances: their tokens
    * matter only when they stand between a call and the limit.
    */

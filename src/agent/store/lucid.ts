@@ -33,9 +33,10 @@ export { AGENT_TABLES, toDate } from './lucid_rows.ts'
  * call) relies on the unique (run_id, tool_call_id) index, not on a dialect
  * feature. On better-sqlite3 the statements of a turn before its first
  * model call, and the usage rows, run ends and rollups after it, run as
- * cached prepared statements, and on PostgreSQL a turn's rows are one
- * statement (`preparedStatements: false` turns both off), writing the same
- * rows.
+ * cached prepared statements, and on PostgreSQL a turn's rows and a quota
+ * reservation are each one named prepared statement (`preparedStatements:
+ * false` turns all of them off, for poolers that do not keep prepared
+ * statements), writing the same rows.
  */
 export class LucidAgentStore implements AgentStore {
   #db: Database
@@ -379,7 +380,9 @@ export class LucidAgentStore implements AgentStore {
 
   /** The `agent_quota` table on this store's connection */
   dailyQuota(limitTokens: number) {
-    return new LucidQuotaStore(() => this.#client, limitTokens)
+    return new LucidQuotaStore(() => this.#client, limitTokens, {
+      preparedStatements: this.#preparedStatements,
+    })
   }
 
   listUsage(runId: string) {

@@ -1,44 +1,45 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
+import { queryPrepared } from '../../shared/postgres_statements.ts'
 import type { MessageInsert, RunInsert, ThreadInsert } from './sqlite_turn.ts'
 import { AGENT_TABLES } from './lucid_rows.ts'
 
 const { threads, runs, messages } = AGENT_TABLES
 
-const INSERT_THREAD = `new_thread as (
-  insert into ${threads} (id, actor_ref, title, default_agent, created_at, updated_at)
-  values (?, ?, ?, ?, ?, ?)
-)`
-
-const INSERT_RUN = `new_run as (
+/** $1…$7: the run; $8…$14: the question, whose time ($14) also touches the thread */
+const INSERT_RUN_AND_QUESTION = `new_run as (
   insert into ${runs} (id, thread_id, actor_ref, agent_name, status, steps, created_at)
-  values (?, ?, ?, ?, ?, ?, ?)
-)`
-
-const INSERT_QUESTION = `question as (
+  values ($1, $2, $3, $4, $5, $6, $7)
+),
+question as (
   insert into ${messages}
     (thread_id, run_id, role, content, tool_calls, tool_results, attachments, created_at)
-  values (?, ?, ?, ?, ?, ?, ?, ?)
+  values ($2, $1, $8, $9, $10, $11, $12, $13)
 )`
 
-/** A new thread is inserted with its `updated_at` already the question's time */
-const NEW_THREAD_TURN = `with ${INSERT_THREAD}, ${INSERT_RUN}, ${INSERT_QUESTION} select 1`
+/** A new thread ($14…$17) is inserted with its `updated_at` already the question's time */
+const NEW_THREAD_TURN = `with new_thread as (
+  insert into ${threads} (id, actor_ref, title, default_agent, created_at, updated_at)
+  values ($2, $14, $15, $16, $17, $13)
+),
+${INSERT_RUN_AND_QUESTION}
+select 1`
 
-const STORED_THREAD_TURN = `with ${INSERT_RUN}, ${INSERT_QUESTION}
-update ${threads} set updated_at = ? where id = ?`
+const STORED_THREAD_TURN = `with ${INSERT_RUN_AND_QUESTION}
+update ${threads} set updated_at = $13 where id = $2`
 
 /**
- * The rows a turn writes when it starts, on PostgreSQL, as ONE statement
- * (data-modifying CTEs): a statement is atomic and its foreign keys are
- * checked at its end, so the thread, run and question are stored together or
- * not at all, in one round trip and one commit instead of a transaction's
- * six round trips.
+ * The rows a turn writes when it starts, on PostgreSQL, as ONE named
+ * prepared statement (data-modifying CTEs): a statement is atomic and its
+ * foreign keys are checked at its end, so the thread, run and question are
+ * stored together or not at all, in one round trip and one commit instead
+ * of a transaction's six round trips, planned once per connection.
  */
 export async function startTurnOnPostgres(
   client: QueryClientContract,
   rows: { thread?: ThreadInsert; run: RunInsert; question: MessageInsert }
 ): Promise<void> {
   const { thread, run, question } = rows
-  const runValues = [
+  const values: unknown[] = [
     run.id,
     run.thread_id,
     run.actor_ref,
@@ -46,10 +47,6 @@ export async function startTurnOnPostgres(
     run.status,
     run.steps,
     run.created_at,
-  ]
-  const questionValues = [
-    question.thread_id,
-    question.run_id,
     question.role,
     question.content,
     question.tool_calls,
@@ -57,28 +54,16 @@ export async function startTurnOnPostgres(
     question.attachments,
     question.created_at,
   ]
-  // null binds as SQL NULL; Lucid's binding type leaves it out
   if (thread) {
-    const threadValues = [
-      thread.id,
+    // the Lucid path touches the thread after the question: the same value, without a second write
+    await queryPrepared(client, NEW_THREAD_TURN, [
+      ...values,
       thread.actor_ref,
       thread.title,
       thread.default_agent,
       thread.created_at,
-      // the Lucid path touches the thread after the question: the same value, without a second write
-      question.created_at,
-    ]
-    await client.rawQuery(NEW_THREAD_TURN, [
-      ...threadValues,
-      ...runValues,
-      ...questionValues,
-    ] as any[])
+    ])
     return
   }
-  await client.rawQuery(STORED_THREAD_TURN, [
-    ...runValues,
-    ...questionValues,
-    question.created_at,
-    run.thread_id,
-  ] as any[])
+  await queryPrepared(client, STORED_THREAD_TURN, values)
 }
