@@ -28,6 +28,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
 const dialects = (process.env.BENCH_DB ?? 'sqlite').split(',') as Dialect[]
 /** `buffer.flushAt` of the recording app (the default when unset) */
 const FLUSH_AT = process.env.BENCH_FLUSH_AT ? Number(process.env.BENCH_FLUSH_AT) : undefined
+/** `sampling.request` of the recording app (keep all when unset) */
+const REQUEST_SAMPLING = process.env.BENCH_SAMPLING ? Number(process.env.BENCH_SAMPLING) : undefined
 
 function summary(result: LoadResult) {
   return {
@@ -50,7 +52,10 @@ for (const which of dialects) {
   const cpu = { off: { main: 0, all: 0, gc: 0 }, on: { main: 0, all: 0, gc: 0 } }
   const apps = {
     off: await bootOverheadApp(which, directory, false),
-    on: await bootOverheadApp(which, directory, true, FLUSH_AT),
+    on: await bootOverheadApp(which, directory, true, {
+      flushAt: FLUSH_AT,
+      requestSampling: REQUEST_SAMPLING,
+    }),
   }
   const db = await apps.on.app.container.make('lucid.db')
   await migrateStubs(db, 'console')
@@ -118,6 +123,6 @@ for (const which of dialects) {
 }
 
 printTable(
-  `Console recording overhead: POST /work (3 queries + 1 log line), ${ROUNDS} x ${REQUESTS} requests per side, concurrency ${CONCURRENCY}`,
+  `Console recording overhead: POST /work (3 queries + 1 log line), ${ROUNDS} x ${REQUESTS} requests per side, concurrency ${CONCURRENCY}${REQUEST_SAMPLING === undefined ? '' : `, sampling.request ${REQUEST_SAMPLING}`}`,
   rows
 )

@@ -12,9 +12,14 @@ export async function bootOverheadApp(
   which: Dialect,
   directory: string,
   recording: boolean,
-  /** `buffer.flushAt` of the recording app (the default when unset) */
-  flushAt?: number
+  options: {
+    /** `buffer.flushAt` of the recording app (the default when unset) */
+    flushAt?: number
+    /** `sampling.request` of the recording app (keep all when unset) */
+    requestSampling?: number
+  } = {}
 ) {
+  const { flushAt, requestSampling } = options
   const connection: any = connectionConfig(which, directory)
   if (which === 'sqlite') {
     connection.pool = {
@@ -38,6 +43,7 @@ export async function bootOverheadApp(
         // measure the cost of recording, not of pausing it under the load
         overloadProtection: false,
         ...(flushAt ? { buffer: { flushAt } } : {}),
+        ...(requestSampling !== undefined ? { sampling: { request: requestSampling } } : {}),
       }),
       logger: {
         default: 'app',
