@@ -5,7 +5,7 @@ import { AGENT_TABLES } from './lucid_rows.ts'
 
 const { threads, runs, messages } = AGENT_TABLES
 
-/** $1…$7: the run; $8…$14: the question, whose time ($14) also touches the thread */
+/** $1…$7: the run; $8…$13: the question, whose time ($13) also touches the thread */
 const INSERT_RUN_AND_QUESTION = `new_run as (
   insert into ${runs} (id, thread_id, actor_ref, agent_name, status, steps, created_at)
   values ($1, $2, $3, $4, $5, $6, $7)
